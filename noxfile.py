@@ -1,0 +1,67 @@
+"""nox sessions, discovered from the tree: a new package under packages/ needs no edit here.
+
+    uv run nox                      # every session
+    uv run nox -s "tests(penex)"    # one package, in a venv holding only the core, it and its test group
+    uv run nox -s lint core workspace
+
+Each session's venv is filled from ``uv.lock`` with ``uv sync --frozen`` into that venv, so versions
+match the lock, and the per-package venv holds only what the package declares (an undeclared import
+fails there even when the shared workspace venv would hide it).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import nox
+
+ROOT = Path(__file__).parent
+PACKAGES = sorted(p.name for p in (ROOT / "packages").glob("*") if (p / "pyproject.toml").is_file())
+
+nox.options.default_venv_backend = "uv"
+nox.options.reuse_venv = "yes"
+nox.options.error_on_missing_interpreters = True
+
+
+def _sync(session: nox.Session, *args: str) -> None:
+    """``uv sync --frozen`` into this session's venv (not the workspace's .venv)."""
+    session.run_install(
+        "uv",
+        "sync",
+        "--frozen",
+        "--no-default-groups",
+        *args,
+        env={"UV_PROJECT_ENVIRONMENT": session.virtualenv.location},
+    )
+
+
+@nox.session
+def lint(session: nox.Session) -> None:
+    """ruff (lint and format) over the repo, actionlint over the workflows."""
+    _sync(session, "--only-group", "lint")
+    session.run("ruff", "check", ".")
+    session.run("ruff", "format", "--check", ".")
+    workflows = sorted(str(p) for p in (ROOT / ".github" / "workflows").glob("*.y*ml"))
+    session.run("actionlint", *workflows)
+
+
+@nox.session
+def core(session: nox.Session) -> None:
+    """The core's own tests, with only the core and its test group installed."""
+    _sync(session, "--package", "paperworks-core", "--group", "test")
+    session.run("pytest", "shared/tests", *session.posargs)
+
+
+@nox.session
+@nox.parametrize("slug", [nox.param(s, id=s) for s in PACKAGES])
+def tests(session: nox.Session, slug: str) -> None:
+    """One method package's tests, with only the core, that package and its test group installed."""
+    _sync(session, "--package", f"paperworks-{slug}", "--group", "test")
+    session.run("pytest", f"packages/{slug}/tests", *session.posargs)
+
+
+@nox.session
+def workspace(session: nox.Session) -> None:
+    """Conventions every package must meet, the CLI end to end, the generated READMEs, the wheels."""
+    _sync(session, "--all-packages", "--group", "dev")
+    session.run("pytest", "tests", *session.posargs)
