@@ -1,0 +1,142 @@
+"""The `paperworks` command end to end, in a subprocess, on an example experiment registered through a
+real entry point (a .dist-info folder on PYTHONPATH, as an installed package would have)."""
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from paperworks.core import find_experiments
+
+EXAMPLE = textwrap.dedent(
+    """
+    from paperworks.core import Claim, Experiment, Paper
+
+    class ExampleExperiment(Experiment):
+        slug = "example-method"
+        paper = Paper("An example paper", arxiv="2501.00001")
+        claims = (
+            Claim("beats", "the method beats the baseline", "gain", ">", 0.0),
+            Claim("cheap", "it costs less than the baseline", "cost_ratio", "<=", 0.5),
+        )
+        default_seeds = 2
+
+        def run_seed(self, seed, *, quick, progress):
+            for _ in progress.track(range(3), "training"):
+                pass
+            return {"gain": 0.5 + seed, "cost_ratio": 0.8}
+
+    class Broken:
+        pass
+    """
+)
+
+
+@pytest.fixture
+def site(tmp_path):
+    root = tmp_path / "site"
+    root.mkdir()
+    (root / "paperworks_example_mod.py").write_text(EXAMPLE)
+    info = root / "paperworks_example-0.0.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: paperworks-example\nVersion: 0.0.0\n")
+    (info / "entry_points.txt").write_text(
+        "[paperworks.experiments]\n"
+        "example-method = paperworks_example_mod:ExampleExperiment\n"
+        "broken-method = paperworks_example_mod:Broken\n"
+    )
+    return root
+
+
+def run_cli(args, site, cwd):
+    env = {**os.environ, "PYTHONPATH": str(site)}
+    return subprocess.run(
+        [sys.executable, "-m", "paperworks.core.cli", *args], cwd=cwd, env=env, capture_output=True, text=True
+    )
+
+
+def test_list_shows_methods_claims_and_survives_a_broken_one(site, tmp_path):
+    r = run_cli(["list"], site, tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "example-method: An example paper (arXiv 2501.00001)" in r.stdout
+    assert "beats: the method beats the baseline  [gain > 0]" in r.stdout
+    assert "broken-method: cannot be loaded" in r.stdout
+
+
+def test_reproduce_writes_report_and_reports_failed_claims(site, tmp_path):
+    r = run_cli(["reproduce", "example-method", "--quick", "--seeds", "3", "--out", "out"], site, tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "| beats |" in r.stdout and "**no**" in r.stdout and "1/2 claims hold" in r.stdout
+    assert "training 3/3" in r.stderr  # progress goes to stderr
+    data = json.loads((tmp_path / "out" / "example-method" / "report.json").read_text())
+    assert data["seeds"] == [0, 1, 2] and data["quick"] is True
+    assert data["summary"]["gain"]["mean"] == pytest.approx(1.5)
+    g = run_cli(["report", "--out", "out"], site, tmp_path)
+    assert g.returncode == 0, g.stderr
+    summary = (tmp_path / "out" / "summary.md").read_text()
+    assert "| example-method | An example paper (arXiv 2501.00001) | quick, 3 seeds | 1/2 |" in summary
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (["reproduce", "nope"], "unknown method 'nope'; known: broken-method, example-method"),
+        (["reproduce", "example-method", "--seeds", "0"], "--seeds: expected a positive integer, got 0"),
+        (["reproduce", "example-method", "--seeds", "x"], "--seeds: expected a positive integer, got 'x'"),
+        (["reproduce", "example-method", "--out", "afile"], "--out: cannot write the report folder"),
+        (["report", "--out", "missing"], "--out: missing is not a folder of reports"),
+        (["frobnicate"], "invalid choice: 'frobnicate'"),
+    ],
+)
+def test_bad_input_is_one_line_exit_2_and_writes_nothing(site, tmp_path, args, expected):
+    (tmp_path / "afile").write_text("not a folder")
+    before = sorted(p.name for p in tmp_path.rglob("*"))
+    r = run_cli(args, site, tmp_path)
+    assert r.returncode == 2
+    assert r.stdout == ""
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in r.stderr, r.stderr
+    assert lines[0].startswith("paperworks: error: ") and expected in lines[0]
+    assert sorted(p.name for p in tmp_path.rglob("*")) == before
+
+
+def test_unwritable_out_is_refused_before_running(site, tmp_path):
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    locked.chmod(0o500)
+    try:
+        if os.access(locked, os.W_OK):  # root ignores permissions
+            pytest.skip("running as a user who can write anywhere")
+        r = run_cli(["reproduce", "example-method", "--out", str(locked)], site, tmp_path)
+        assert r.returncode == 2 and "--out: cannot write" in r.stderr
+        assert list(locked.iterdir()) == []
+    finally:
+        locked.chmod(0o700)
+
+
+def test_list_with_nothing_installed(tmp_path):
+    if find_experiments():
+        pytest.skip("method packages are installed in this environment (the core session has none)")
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    r = run_cli(["list"], empty, tmp_path)
+    assert r.returncode == 0
+    assert r.stdout == "no paperworks methods installed\n"
+
+
+def test_corrupt_report_is_one_line(site, tmp_path):
+    (tmp_path / "out" / "bad").mkdir(parents=True)
+    (tmp_path / "out" / "bad" / "report.json").write_text("{not json")
+    r = run_cli(["report", "--out", "out"], site, tmp_path)
+    assert r.returncode == 2 and "not a paperworks report" in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1
+
+
+def test_help_lists_the_commands(site, tmp_path):
+    r = run_cli(["--help"], site, tmp_path)
+    assert r.returncode == 0
+    for cmd in ("list", "reproduce", "report"):
+        assert cmd in r.stdout

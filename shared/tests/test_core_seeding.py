@@ -1,0 +1,26 @@
+import random
+
+import numpy as np
+import pytest
+
+from paperworks.core import choose_device, seed_everything
+
+
+def test_seed_everything_returns_generator_and_seeds_random():
+    g1 = seed_everything(5)
+    a = random.random()
+    g2 = seed_everything(5)
+    assert a == random.random()
+    np.testing.assert_array_equal(g1.normal(size=3), g2.normal(size=3))
+
+
+@pytest.mark.parametrize("bad", [-1, 1.5, True, "3"])
+def test_seed_everything_rejects_bad_seeds(bad):
+    with pytest.raises(ValueError, match="seed: expected a non-negative int"):
+        seed_everything(bad)
+
+
+def test_choose_device_is_cpu_or_cuda(monkeypatch):
+    monkeypatch.delenv("PAPERWORKS_DEVICE", raising=False)
+    assert choose_device() in ("cpu", "cuda")
+    assert choose_device("cpu") == "cpu"
