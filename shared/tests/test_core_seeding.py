@@ -1,4 +1,6 @@
 import random
+import sys
+import types
 
 import numpy as np
 import pytest
@@ -24,3 +26,14 @@ def test_choose_device_is_cpu_or_cuda(monkeypatch):
     monkeypatch.delenv("PAPERWORKS_DEVICE", raising=False)
     assert choose_device() in ("cpu", "cuda")
     assert choose_device("cpu") == "cpu"
+
+
+def test_torch_is_seeded_only_when_already_imported(monkeypatch):
+    calls = []
+    fake = types.SimpleNamespace(manual_seed=calls.append)
+    monkeypatch.delitem(sys.modules, "torch", raising=False)
+    seed_everything(3)
+    assert calls == [] and "torch" not in sys.modules  # not imported by seeding
+    monkeypatch.setitem(sys.modules, "torch", fake)
+    seed_everything(4)
+    assert calls == [4]

@@ -15,6 +15,7 @@ import platform
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -311,11 +312,10 @@ def _check_metrics(raw: Mapping[str, float], where: str) -> dict[str, float]:
 
 
 def _environment() -> dict[str, str]:
+    """Versions for the report. Read from metadata: importing torch here would cost seconds."""
     env = {"python": platform.python_version(), "numpy": np.__version__, "machine": platform.machine()}
     try:
-        import torch
-
-        env["torch"] = torch.__version__.split("+")[0]
-    except ImportError:
+        env["torch"] = version("torch").split("+")[0]
+    except PackageNotFoundError:
         pass
     return env

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import random
+import sys
 
 import numpy as np
 
@@ -11,9 +12,11 @@ __all__ = ["choose_device", "seed_everything"]
 
 
 def seed_everything(seed: int) -> np.random.Generator:
-    """Seed Python's ``random``, NumPy's legacy global state and torch (when importable).
+    """Seed Python's ``random``, NumPy's legacy global state and torch (when already imported).
 
-    Returns a fresh ``numpy.random.Generator`` seeded with ``seed`` for code that takes one.
+    torch is seeded only if some module has imported it (importing it here would cost seconds in
+    experiments that never use it); an experiment using torch imports it at module level, which
+    happens before its seeds run. Returns a fresh ``numpy.random.Generator`` seeded with ``seed``.
     """
     if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or seed < 0:
         raise ValueError(f"seed: expected a non-negative int, got {seed!r}")
@@ -21,11 +24,8 @@ def seed_everything(seed: int) -> np.random.Generator:
     random.seed(seed)
     np.random.seed(seed % 2**32)  # noqa: NPY002 - legacy global state, for third-party code
     os.environ["PYTHONHASHSEED"] = str(seed)
-    try:
-        import torch
-    except ImportError:
-        pass
-    else:
+    torch = sys.modules.get("torch")
+    if torch is not None:
         torch.manual_seed(seed)
     return np.random.default_rng(seed)
 
