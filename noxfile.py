@@ -11,6 +11,7 @@ fails there even when the shared workspace venv would hide it).
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import nox
@@ -21,6 +22,9 @@ PACKAGES = sorted(p.name for p in (ROOT / "packages").glob("*") if (p / "pyproje
 nox.options.default_venv_backend = "uv"
 nox.options.reuse_venv = "yes"
 nox.options.error_on_missing_interpreters = True
+# Some machines set PYTHONDONTWRITEBYTECODE=1: then every process recompiles torch's sources on import
+# (seconds each). The session venvs are throwaway, so let them cache bytecode on first import.
+os.environ["PYTHONDONTWRITEBYTECODE"] = ""
 
 
 def _sync(session: nox.Session, *args: str) -> None:

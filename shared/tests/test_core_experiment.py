@@ -120,3 +120,13 @@ def test_progress_writes_lines(capsys):
     silent = io.StringIO()
     list(Progress(enabled=False, stream=silent).track(range(3), "x"))
     assert silent.getvalue() == ""
+
+
+def test_quick_seeds_default_applies_only_to_quick_runs():
+    class QuickTwo(Noisy):
+        quick_seeds = 2
+
+    assert QuickTwo().run(quick=True).seeds == [0, 1]
+    assert QuickTwo().run(quick=False).seeds == [0, 1, 2, 3]
+    assert QuickTwo().run(quick=True, seeds=[9]).seeds == [9]
+    assert Noisy().run(quick=True).seeds == [0, 1, 2, 3]

@@ -226,6 +226,7 @@ class Experiment(abc.ABC):
     paper: ClassVar[Paper]
     claims: ClassVar[tuple[Claim, ...]] = ()
     default_seeds: ClassVar[int] = 3
+    quick_seeds: ClassVar[int | None] = None  # seeds of a quick run when none are given; None: default_seeds
 
     @abc.abstractmethod
     def run_seed(self, seed: int, *, quick: bool, progress: Progress) -> Mapping[str, float]:
@@ -247,7 +248,9 @@ class Experiment(abc.ABC):
         progress: Progress | None = None,
     ) -> Report:
         """Run every seed and judge every claim. ``seeds``: a count (seeds 0..n-1) or explicit list."""
-        seed_list = _seed_list(self.default_seeds if seeds is None else seeds)
+        if seeds is None:
+            seeds = self.quick_seeds if quick and self.quick_seeds is not None else self.default_seeds
+        seed_list = _seed_list(seeds)
         progress = progress or Progress(enabled=False)
         start = time.perf_counter()
         per_seed: list[dict[str, float]] = []

@@ -1,0 +1,264 @@
+"""Headline reproduction of "The End Justifies the Mean" (arXiv 2605.12717).
+
+Three parts, every seed:
+
+A. Long-run IP on synthetic voters, Gaussian items (agreement in closed form, checked by Monte
+   Carlo): high-disagreement instances (a majority bloc and one opposed minority) and random
+   instances; each rule's minority agreement / minority fraction and its long-run IP rate.
+B. Per-batch IP: (i) impossibility -- two opposed voters of fraction 1/2 in d = 2; every fixed
+   rule on a grid of 720 directions violates per-batch IP on a positive fraction of batches of
+   m = 8 items; (ii) the expected per-batch gap E_X[max_i (alpha_i - agreement_i(X))_+] of the
+   angular mean against the batch size m on high-disagreement instances.
+C. Preference data (scikit-learn's bundled wine, breast_cancer, diabetes items; voter types from
+   their groups; see :mod:`paperworks.angular_mean.data`), homogeneous vs high-disagreement
+   regimes; agreement measured exactly over all pairs of the real items.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+
+import numpy as np
+
+from paperworks.core import Claim, Experiment, Paper, Progress, Report
+
+from .agreement import batch_agreement, gaussian_agreement, long_run_agreement
+from .data import DATASETS, REGIMES, gaussian_items, high_disagreement_instance, preference_dataset
+from .data import random_instance as _random_instance
+from .proportionality import per_batch_ip
+from .rules import RULES, aggregate
+
+__all__ = ["AngularMeanExperiment"]
+
+_SHORT = {
+    "angular_mean": "angular",
+    "arithmetic_mean": "arith",
+    "normalized_mean": "normalized",
+    "spherical_median": "median",
+}
+_MS = (2, 4, 8, 16, 32, 64, 128)
+_TOL = 1e-6
+
+
+class AngularMeanExperiment(Experiment):
+    slug = "angular-mean"
+    paper = Paper(
+        "The End Justifies the Mean: A Linear Ranking Rule for Proportional Sequential Decisions",
+        arxiv="2605.12717",
+    )
+    claims = (
+        Claim(
+            "arith_majoritarian",
+            "The arithmetic mean is majoritarian: in high-disagreement configurations a minority of "
+            "fraction alpha gets far less than alpha-proportional long-run agreement",
+            "arith_minority_ratio",
+            "<=",
+            0.5,
+            note="mean over high-disagreement instances of minority agreement / alpha (Gaussian items)",
+        ),
+        Claim(
+            "angular_long_run_ip",
+            "The angular mean satisfies long-run IP: every voter type i gets agreement >= alpha_i",
+            "angular_ip_rate",
+            ">=",
+            1.0,
+            note="fraction of synthetic instances (high-disagreement and random) with IP, tol 1e-6",
+        ),
+        Claim(
+            "per_batch_impossible",
+            "Exact per-batch IP is impossible for fixed linear rules",
+            "perbatch_min_violation_rate",
+            ">",
+            0.0,
+            note="two opposed voters (1/2 each), d=2, m=8: least violation rate over 720 fixed rules",
+        ),
+        Claim(
+            "per_batch_gap_shrinks",
+            "The gap between per-batch and long-run IP shrinks quickly with batch size",
+            "gap_ratio_64_4",
+            "<=",
+            0.5,
+            note="angular mean: expected per-batch IP shortfall at m=64 / at m=4",
+        ),
+        Claim(
+            "homogeneous_alike",
+            "On preference data with homogeneous voters all rules perform similarly",
+            "homog_rule_spread",
+            "<=",
+            0.05,
+            note="max over data sets of the spread across rules of the worst type's agreement",
+        ),
+        Claim(
+            "disagreement_angular_better",
+            "On preference data with high disagreement the angular mean is substantially more proportional",
+            "disagree_min_ratio_gain",
+            ">=",
+            1.25,
+            note="mean over data sets of min_i(agreement_i/alpha_i): angular / arithmetic",
+        ),
+    )
+    default_seeds = 3
+
+    def run_seed(self, seed: int, *, quick: bool, progress: Progress) -> Mapping[str, float]:
+        rng = np.random.default_rng(seed)
+        out: dict[str, float] = {}
+        out.update(self._synthetic(rng, quick, progress))
+        out.update(self._per_batch(rng, quick, progress))
+        out.update(self._preference(seed, progress))
+        return out
+
+    # -- A. long-run IP on synthetic instances -------------------------------------------------
+    def _synthetic(self, rng: np.random.Generator, quick: bool, progress: Progress) -> dict[str, float]:
+        n_inst = 8 if quick else 150
+        ratio = {r: [] for r in RULES}
+        ip_ok = {r: [] for r in RULES}
+        viol = {r: [] for r in RULES}
+        for i in progress.track(range(n_inst), "A: synthetic instances"):
+            instances = [
+                high_disagreement_instance(
+                    5, 10, float(rng.uniform(0.1, 0.4)), seed=int(rng.integers(2**31))
+                ),
+                _random_instance(
+                    int((3, 5, 10)[i % 3]), int((3, 10, 50)[(i // 3) % 3]), seed=int(rng.integers(2**31))
+                ),
+            ]
+            for k, (thetas, alpha) in enumerate(instances):
+                for r in RULES:
+                    agr = gaussian_agreement(aggregate(r, thetas, alpha), thetas)
+                    v = float(np.maximum(alpha - agr, 0).max())
+                    viol[r].append(v)
+                    ip_ok[r].append(v <= _TOL)
+                    if k == 0:
+                        ratio[r].append(agr[-1] / alpha[-1])
+        out: dict[str, float] = {}
+        for r in RULES:
+            s = _SHORT[r]
+            out[f"{s}_minority_ratio"] = float(np.mean(ratio[r]))
+            out[f"{s}_ip_rate"] = float(np.mean(ip_ok[r]))
+            out[f"{s}_mean_violation"] = float(np.mean(viol[r]))
+        # closed form against Monte Carlo (Gaussian items) on one instance
+        thetas, alpha = _random_instance(5, 10, seed=int(rng.integers(2**31)))
+        theta = aggregate("angular_mean", thetas, alpha)
+        items = gaussian_items(200 if quick else 1000, 16, 10, seed=int(rng.integers(2**31)))
+        mc = batch_agreement(theta, thetas, items).mean(axis=0)
+        out["mc_vs_closed_form_max_abs"] = float(np.abs(mc - gaussian_agreement(theta, thetas)).max())
+        return out
+
+    # -- B. per-batch IP -----------------------------------------------------------------------
+    def _per_batch(self, rng: np.random.Generator, quick: bool, progress: Progress) -> dict[str, float]:
+        out: dict[str, float] = {}
+        n_batches = 60 if quick else 400
+        # (i) impossibility: opposed voters, d = 2, every rule on a grid of directions
+        voters = np.array([[1.0, 0.0], [-1.0, 0.0]])
+        half = np.array([0.5, 0.5])
+        batches = gaussian_items(n_batches, 8, 2, seed=int(rng.integers(2**31)))
+        j, k = np.triu_indices(8, 1)
+        diff = batches[:, j, :] - batches[:, k, :]  # (B, P, 2) item pairs
+        phis = np.linspace(0.0, 2 * np.pi, 720, endpoint=False)
+        grid = np.stack([np.cos(phis), np.sin(phis)], axis=1)  # (G, 2) fixed rules
+        concord = np.sign(diff @ grid.T) * np.sign(diff @ voters[0])[:, :, None]  # (B, P, G)
+        agree0 = 0.5 * (1.0 + concord.mean(axis=1))  # voter 0; voter 1 gets 1 - agree0
+        worst = np.minimum(agree0, 1.0 - agree0)  # (B, G)
+        rates = np.mean(half[0] - worst > _TOL, axis=0)
+        # cross-check one grid rule with the library's per-batch IP
+        lib = per_batch_ip(grid[0], voters, half, batches, tol=_TOL).violation_rate
+        out["perbatch_grid_check_abs"] = float(abs(lib - rates[0]))
+        out["perbatch_min_violation_rate"] = float(np.min(rates))
+        # (ii) gap against m, angular vs arithmetic mean, on high-disagreement instances
+        n_inst = 2 if quick else 8
+        gaps = {(r, m): [] for r in ("angular_mean", "arithmetic_mean") for m in _MS}
+        for _ in progress.track(range(n_inst), "B: per-batch gap"):
+            thetas, alpha = high_disagreement_instance(
+                5, 10, float(rng.uniform(0.1, 0.4)), seed=int(rng.integers(2**31))
+            )
+            rules = {r: aggregate(r, thetas, alpha) for r in ("angular_mean", "arithmetic_mean")}
+            for m in _MS:
+                x = gaussian_items(n_batches, m, 10, seed=int(rng.integers(2**31)))
+                for r, theta in rules.items():
+                    gaps[(r, m)].append(per_batch_ip(theta, thetas, alpha, x, tol=_TOL).gap)
+        for (r, m), g in gaps.items():
+            out[f"gap_{_SHORT[r]}_m{m}"] = float(np.mean(g))
+        out["gap_ratio_64_4"] = out["gap_angular_m64"] / max(out["gap_angular_m4"], 1e-300)
+        ms = np.array(_MS[1:], dtype=float)
+        g = np.array([out[f"gap_angular_m{int(m)}"] for m in ms])
+        out["gap_loglog_slope"] = float(np.polyfit(np.log(ms), np.log(np.maximum(g, 1e-12)), 1)[0])
+        return out
+
+    # -- C. preference data ---------------------------------------------------------------------
+    def _preference(self, seed: int, progress: Progress) -> dict[str, float]:
+        out: dict[str, float] = {}
+        spreads, gains = [], []
+        for name in progress.track(DATASETS, "C: preference data"):
+            for regime in REGIMES:
+                data = preference_dataset(name, regime, seed=seed)
+                mins, ratios = {}, {}
+                for r in RULES:
+                    theta = aggregate(r, data.thetas, data.alpha)
+                    agr = long_run_agreement(theta, data.thetas, items=data.items)
+                    key = f"pref_{name}_{regime}_{_SHORT[r]}"
+                    mins[r] = float(agr.min())
+                    ratios[r] = float(np.min(agr / data.alpha))
+                    out[f"{key}_min_agreement"] = mins[r]
+                    out[f"{key}_min_ratio"] = ratios[r]
+                    out[f"{key}_violation"] = float(np.maximum(data.alpha - agr, 0).max())
+                if regime == "homogeneous":
+                    spreads.append(max(mins.values()) - min(mins.values()))
+                else:
+                    gains.append(ratios["angular_mean"] / ratios["arithmetic_mean"])
+        out["homog_rule_spread"] = float(max(spreads))
+        out["disagree_min_ratio_gain"] = float(np.mean(gains))
+        return out
+
+    # -- report ------------------------------------------------------------------------------------
+    def tables(self, per_seed: list[dict[str, float]], quick: bool) -> dict[str, str]:
+        def cell(key: str) -> str:
+            v = np.array([s[key] for s in per_seed])
+            return f"{v.mean():.3f} ± {v.std(ddof=1):.3f}" if len(v) > 1 else f"{v.mean():.3f}"
+
+        rows = [
+            "| rule | minority agreement / alpha | long-run IP rate | mean IP violation |",
+            "| --- | --- | --- | --- |",
+        ]
+        for r in RULES:
+            s = _SHORT[r]
+            rows.append(
+                f"| {r} | {cell(f'{s}_minority_ratio')} | {cell(f'{s}_ip_rate')} | "
+                f"{cell(f'{s}_mean_violation')} |"
+            )
+        gap = ["| m | angular mean gap | arithmetic mean gap |", "| --- | --- | --- |"]
+        for m in _MS:
+            gap.append(f"| {m} | {cell(f'gap_angular_m{m}')} | {cell(f'gap_arith_m{m}')} |")
+        pref = [
+            "| data set | regime | " + " | ".join(RULES) + " |",
+            "| --- | --- | " + " | ".join("---" for _ in RULES) + " |",
+        ]
+        for name in DATASETS:
+            for regime in REGIMES:
+                cells = [cell(f"pref_{name}_{regime}_{_SHORT[r]}_min_ratio") for r in RULES]
+                pref.append(f"| {name} | {regime} | " + " | ".join(cells) + " |")
+        return {
+            "Long-run IP on synthetic voters (Gaussian items, closed form)": "\n".join(rows),
+            "Per-batch IP gap E[max_i (alpha_i - agreement_i(X))_+] against batch size m": "\n".join(gap),
+            "Preference data: worst type's agreement / fraction, min_i A_i / alpha_i": "\n".join(pref),
+        }
+
+    def figures(self, report: Report, folder: Path) -> list[str]:
+        try:
+            import matplotlib
+
+            matplotlib.use("Agg")
+            import matplotlib.pyplot as plt
+        except ImportError:
+            return []
+        fig, ax = plt.subplots(figsize=(5, 3.5))
+        for s, label in (("angular", "angular mean"), ("arith", "arithmetic mean")):
+            ax.loglog(_MS, [report.summary[f"gap_{s}_m{m}"].mean for m in _MS], "o-", label=label)
+        ax.set_xlabel("batch size m")
+        ax.set_ylabel("expected per-batch IP shortfall")
+        ax.legend()
+        fig.tight_layout()
+        folder.mkdir(parents=True, exist_ok=True)
+        fig.savefig(folder / "per_batch_gap.png", dpi=120)
+        plt.close(fig)
+        return ["per_batch_gap.png"]

@@ -1,0 +1,337 @@
+"""The three routing domains as documented generative models, and a RouterBench table loader.
+
+Every generator returns a :class:`RoutingDataset`: query texts (observed; the cheap estimator
+embeds them), the latent success probability ``quality`` (n, K) of each specialist on each query,
+the answer ``price`` (n, K) in dollars, and per specialist the expensive estimator's noise std
+``tau`` (K,) and the price of one expensive call ``inspect_price`` (K,). The value of routing query
+``q`` to ``k`` at willingness-to-pay ``lam`` (value units per dollar) is
+``V = quality - lam * price``; the expensive estimator reads ``V + N(0, tau^2)``.
+
+Latent structure (what the text shows, what it hides):
+
+1. ``multi_llm`` (RouterBench-shaped): 11 LLMs with general ability ``a_k`` rising with price and a
+   skill ``b_{k,t}`` per topic ``t``; a query has topic ``t`` and difficulty level ``l`` (both
+   visible in its text), a hidden difficulty ``d = 0.9 l - 1.3 + N(0, 0.5^2)`` and hidden
+   model-query affinities ``eta ~ N(0, 0.9^2)``: ``quality = sigmoid(a_k + b_{k,t} - d + eta)``.
+2. ``retrieval``: 6 retrieval-augmented specialists over different corpora; corpus ``k`` covers
+   topic ``t`` with probability ``cov_{k,t}``; whether it retrieves a relevant passage for this
+   query is a hidden Bernoulli ``h``; ``quality = sigmoid(base_k - d + 2.5 h + eta)``. The expensive
+   estimator (a reranker reading the retrieved passages) sees ``h``; the cheap one only the topic.
+3. ``reasoning``: one LLM at 6 reasoning budgets ``b`` (0 to 8k thinking tokens);
+   ``quality = sigmoid(a - d + g_q * log2(1 + b / 256) + eta)`` with a hidden per-query gain from
+   reasoning ``g_q``; price grows with ``b``; the expensive estimator reads a short partial trace.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+__all__ = ["DOMAINS", "RoutingDataset", "load_routerbench", "make_domain"]
+
+
+@dataclass(frozen=True)
+class RoutingDataset:
+    """Queries x specialists. Shapes: ``texts`` n, ``topic`` (n,), ``quality``/``price`` (n, K),
+    ``tau``/``inspect_price`` (K,), ``specialists`` K names."""
+
+    name: str
+    texts: tuple[str, ...]
+    topic: np.ndarray
+    quality: np.ndarray
+    price: np.ndarray
+    specialists: tuple[str, ...]
+    tau: np.ndarray
+    inspect_price: np.ndarray
+
+    def __post_init__(self) -> None:
+        n, k = self.quality.shape
+        if k == 0 or n == 0:
+            raise ValueError(f"quality: expected a non-empty (n, K) array, got {self.quality.shape}")
+        if len(self.texts) != n or self.topic.shape != (n,) or self.price.shape != (n, k):
+            raise ValueError("RoutingDataset: texts, topic and price must match quality's (n, K) shape")
+        if len(self.specialists) != k or self.tau.shape != (k,) or self.inspect_price.shape != (k,):
+            raise ValueError("RoutingDataset: specialists, tau and inspect_price need one entry per column")
+        if not (np.isfinite(self.quality).all() and np.isfinite(self.price).all()):
+            raise ValueError("RoutingDataset: quality and price must be finite")
+        if (self.price < 0).any() or (self.inspect_price < 0).any() or (self.tau < 0).any():
+            raise ValueError("RoutingDataset: price, inspect_price and tau must be non-negative")
+
+    @property
+    def n(self) -> int:
+        return self.quality.shape[0]
+
+    def value(self, lam: float) -> np.ndarray:
+        """(n, K) value of routing each query to each specialist: quality - lam * price."""
+        return self.quality - lam * self.price
+
+
+_TOPICS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    "arithmetic": (
+        (
+            "What is {a} times {b} plus {c}?",
+            "Compute {a} divided by {c}, rounded to two decimals.",
+            "A shop sells {a} apples at {b} cents each; what is the total?",
+        ),
+        (),
+    ),
+    "algebra": (
+        (
+            "Solve for x: {a}x + {b} = {c}.",
+            "Factor the polynomial x^2 + {a}x + {b}.",
+            "Find all real roots of x^3 - {a}x + {b}.",
+        ),
+        (),
+    ),
+    "code": (
+        (
+            "Write a Python function that {task}.",
+            "Fix the bug in this loop that {task}.",
+            "What is the time complexity of a routine that {task}?",
+        ),
+        (
+            "reverses a linked list",
+            "merges two sorted arrays",
+            "parses a CSV line with quotes",
+            "finds the longest palindromic substring",
+            "deduplicates a list while keeping order",
+        ),
+    ),
+    "history": (
+        (
+            "Who ruled {place} around the year {year}?",
+            "Why did the war in {place} begin in {year}?",
+            "Summarise the economy of {place} in {year}.",
+        ),
+        ("Byzantium", "the Mughal empire", "Venice", "Prussia", "the Inca empire", "Edo Japan"),
+    ),
+    "biology": (
+        (
+            "Explain how {thing} works in the cell.",
+            "What happens to {thing} during mitosis?",
+            "Which enzyme regulates {thing}?",
+        ),
+        ("the sodium-potassium pump", "ribosome assembly", "the Krebs cycle", "DNA mismatch repair"),
+    ),
+    "law": (
+        (
+            "Is a verbal contract about {thing} enforceable?",
+            "Who is liable when {thing} causes harm?",
+            "Summarise the precedent on {thing}.",
+        ),
+        ("a land sale", "a defective drone", "an unpaid loan", "a leaked trade secret"),
+    ),
+    "chemistry": (
+        (
+            "Balance the reaction of {thing} with oxygen.",
+            "What is the pH of {a} mM {thing}?",
+            "Predict the product when {thing} is heated.",
+        ),
+        ("methane", "acetic acid", "sodium bicarbonate", "ethanol", "ammonia"),
+    ),
+    "trivia": (
+        (
+            "What is the capital of {place}?",
+            "Which river flows through {place}?",
+            "Name a famous dish from {place}.",
+        ),
+        ("Mongolia", "Peru", "Slovenia", "Ghana", "Laos", "Uruguay"),
+    ),
+}
+_LEVELS = (
+    "Quick question:",
+    "Question:",
+    "Think step by step about this harder problem:",
+    "Very challenging, expert-level problem:",
+)
+
+
+def _query_pool(
+    n: int, rng: np.random.Generator, topics: tuple[str, ...]
+) -> tuple[list[str], np.ndarray, np.ndarray]:
+    texts, topic_ids, levels = [], np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64)
+    for i in range(n):
+        t = int(rng.integers(len(topics)))
+        level = int(rng.integers(len(_LEVELS)))
+        templates, fillers = _TOPICS[topics[t]]
+        tpl = templates[int(rng.integers(len(templates)))]
+        fill = fillers[int(rng.integers(len(fillers)))] if fillers else ""
+        body = tpl.format(
+            a=int(rng.integers(2, 999)),
+            b=int(rng.integers(2, 99)),
+            c=int(rng.integers(2, 999)),
+            task=fill,
+            place=fill,
+            thing=fill,
+            year=int(rng.integers(600, 1900)),
+        )
+        texts.append(f"{_LEVELS[level]} {body}")
+        topic_ids[i], levels[i] = t, level
+    return texts, topic_ids, levels
+
+
+def _sigmoid(x: np.ndarray) -> np.ndarray:
+    return 1.0 / (1.0 + np.exp(-x))
+
+
+def _multi_llm(n: int, rng: np.random.Generator, pool_rng: np.random.Generator) -> RoutingDataset:
+    topics = tuple(_TOPICS)
+    texts, t, level = _query_pool(n, pool_rng, topics)
+    k = 11
+    names = tuple(f"llm-{i:02d}" for i in range(k))
+    price_per_1k = np.geomspace(0.0002, 0.03, k)  # dollars per 1k tokens, cheapest to frontier
+    ability = np.linspace(-0.6, 2.2, k) + rng.normal(0, 0.25, k)
+    skill = rng.normal(0, 0.7, (k, len(topics)))
+    d = 0.9 * level - 1.3 + rng.normal(0, 0.5, n)
+    eta = rng.normal(0, 0.9, (n, k))
+    quality = _sigmoid(ability[None, :] + skill[:, t].T - d[:, None] + eta)
+    tokens = rng.uniform(0.3, 1.5, n) * (1 + 0.5 * level)  # thousands of tokens per answer
+    price = tokens[:, None] * price_per_1k[None, :]
+    tau = np.full(k, 0.05)
+    inspect_price = np.full(k, 0.0004)  # a small judge model reading the query + draft: dollars/call
+    return RoutingDataset("multi_llm", tuple(texts), t, quality, price, names, tau, inspect_price)
+
+
+def _retrieval(n: int, rng: np.random.Generator, pool_rng: np.random.Generator) -> RoutingDataset:
+    topics = tuple(_TOPICS)
+    texts, t, level = _query_pool(n, pool_rng, topics)
+    k = 6
+    names = ("rag-wiki", "rag-science", "rag-legal", "rag-code", "rag-news", "no-retrieval")
+    coverage = rng.uniform(0.05, 0.5, (k, len(topics)))
+    for j in range(k - 1):  # each corpus is strong on two topics
+        coverage[j, rng.choice(len(topics), 2, replace=False)] = rng.uniform(0.7, 0.95, 2)
+    coverage[-1] = 0.0
+    base = np.array([0.0, 0.0, -0.2, 0.1, -0.1, 0.6]) + rng.normal(0, 0.2, k)
+    d = 0.9 * level - 1.3 + rng.normal(0, 0.5, n)
+    hit = rng.random((n, k)) < coverage[:, t].T
+    eta = rng.normal(0, 0.5, (n, k))
+    quality = _sigmoid(base[None, :] - d[:, None] + 2.5 * hit + eta)
+    tokens = rng.uniform(0.5, 1.5, n) * (1 + 0.3 * level)
+    price = tokens[:, None] * np.array([0.004, 0.006, 0.008, 0.005, 0.004, 0.002])[None, :]
+    tau = np.full(k, 0.05)
+    inspect_price = np.full(k, 0.0003)  # a reranker scoring the retrieved passages
+    return RoutingDataset("retrieval", tuple(texts), t, quality, price, names, tau, inspect_price)
+
+
+def _reasoning(n: int, rng: np.random.Generator, pool_rng: np.random.Generator) -> RoutingDataset:
+    topics = tuple(_TOPICS)
+    texts, t, level = _query_pool(n, pool_rng, topics)
+    budgets = np.array([0, 512, 1024, 2048, 4096, 8192])
+    k = budgets.size
+    names = tuple(f"think-{b}" for b in budgets)
+    topic_gain = rng.uniform(0.1, 0.6, len(topics))  # maths and code gain most on average, by draw
+    gain = topic_gain[t] * (0.5 + 0.3 * level) * rng.lognormal(0, 0.6, n)
+    d = 0.9 * level - 1.0 + rng.normal(0, 0.5, n)
+    eta = rng.normal(0, 0.35, (n, k))
+    quality = _sigmoid(0.3 - d[:, None] + gain[:, None] * np.log2(1 + budgets / 256)[None, :] + eta)
+    prompt_tokens = rng.uniform(0.2, 1.0, n)
+    price = (prompt_tokens[:, None] + budgets[None, :] / 1000 * rng.uniform(0.6, 1.2, (n, 1))) * 0.004
+    tau = np.full(k, 0.07)
+    inspect_price = np.full(k, 0.0005)  # a 256-token partial trace scored by a probe
+    return RoutingDataset("reasoning", tuple(texts), t, quality, price, names, tau, inspect_price)
+
+
+DOMAINS = {"multi_llm": _multi_llm, "retrieval": _retrieval, "reasoning": _reasoning}
+
+
+def make_domain(name: str, n: int, seed: int) -> RoutingDataset:
+    """Draw ``n`` queries of domain ``name`` (one of :data:`DOMAINS`).
+
+    The query texts come from a pool fixed per domain (so embeddings can be cached across seeds);
+    ``seed`` draws every latent quantity (abilities, skills, hidden difficulty, affinities).
+    """
+    if name not in DOMAINS:
+        raise ValueError(f"name: expected one of {sorted(DOMAINS)}, got {name!r}")
+    if not isinstance(n, int) or n < 2:
+        raise ValueError(f"n: expected an int >= 2 queries, got {n!r}")
+    pool_rng = np.random.default_rng(1000 + sorted(DOMAINS).index(name))
+    return DOMAINS[name](n, np.random.default_rng(seed), pool_rng)
+
+
+def load_routerbench(path: str | Path, *, inspect_price: float = 0.0, tau: float = 0.1) -> RoutingDataset:
+    """Read a RouterBench table (CSV, or a pandas pickle if pandas is installed).
+
+    RouterBench's published format has one row per prompt with columns ``sample_id``, ``prompt``,
+    ``eval_name`` and, for every model ``M``, a performance column ``M`` (0/1 or a score in [0, 1])
+    and a cost column ``M|total_cost`` (dollars); ``M|model_response`` and other columns are
+    ignored. ``prompt`` may hold a JSON/Python list of strings (joined with a space). ``quality``
+    is the recorded performance, ``topic`` indexes ``eval_name``.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"path: no RouterBench table at {path}")
+    if path.suffix in (".pkl", ".pickle"):
+        try:
+            import pandas as pd
+        except ImportError:
+            raise ImportError("load_routerbench: reading a .pkl table needs pandas; save it as CSV") from None
+        frame = pd.read_pickle(path)
+        header = [str(c) for c in frame.columns]
+        rows = [[str(v) for v in r] for r in frame.itertuples(index=False)]
+    else:
+        with path.open(newline="", encoding="utf-8") as f:
+            reader = csv.reader(f)
+            header = next(reader, None)
+            if header is None:
+                raise ValueError(f"path: {path} is empty")
+            rows = list(reader)
+    for col in ("prompt", "eval_name"):
+        if col not in header:
+            raise ValueError(f"path: RouterBench table needs a {col!r} column; found {header}")
+    models = [h for h in header if f"{h}|total_cost" in header]
+    if not models:
+        raise ValueError("path: no model columns found (expected 'M' and 'M|total_cost' pairs)")
+    if not rows:
+        raise ValueError(f"path: {path} has a header but no rows")
+    pi, ei = header.index("prompt"), header.index("eval_name")
+    qi = [header.index(m) for m in models]
+    ci = [header.index(f"{m}|total_cost") for m in models]
+    texts, evals = [], []
+    quality = np.empty((len(rows), len(models)))
+    price = np.empty((len(rows), len(models)))
+    for r, row in enumerate(rows):
+        if len(row) != len(header):
+            raise ValueError(f"path: row {r} has {len(row)} fields, expected {len(header)}")
+        texts.append(_prompt_text(row[pi]))
+        evals.append(row[ei])
+        try:
+            quality[r] = [float(row[i]) for i in qi]
+            price[r] = [float(row[i]) for i in ci]
+        except ValueError:
+            raise ValueError(f"path: row {r} has a non-numeric performance or cost") from None
+    if not (np.isfinite(quality).all() and np.isfinite(price).all()):
+        raise ValueError("path: performance and cost must be finite numbers")
+    names = sorted(set(evals))
+    topic = np.array([names.index(e) for e in evals], dtype=np.int64)
+    k = len(models)
+    return RoutingDataset(
+        "routerbench",
+        tuple(texts),
+        topic,
+        quality,
+        price,
+        tuple(models),
+        np.full(k, float(tau)),
+        np.full(k, float(inspect_price)),
+    )
+
+
+def _prompt_text(raw: str) -> str:
+    raw = raw.strip()
+    if raw.startswith("["):
+        try:
+            parts = json.loads(raw)
+        except json.JSONDecodeError:
+            try:
+                import ast
+
+                parts = ast.literal_eval(raw)
+            except (ValueError, SyntaxError):
+                return raw
+        if isinstance(parts, list):
+            return " ".join(str(p) for p in parts)
+    return raw

@@ -1,0 +1,141 @@
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy import stats
+
+from paperworks.tg_replay import (
+    MatchedWindowSampler,
+    RecencyWindowSampler,
+    TruncatedGeometricSampler,
+    UniformSampler,
+    expected_recency,
+    make_sampler,
+    sampling_entropy,
+)
+
+
+@pytest.mark.parametrize(("p", "n"), [(0.05, 40), (0.3, 25), (0.01, 60), (0.002, 30)])
+def test_tg_empirical_distribution_matches_pmf_chi_square(p, n):
+    s = TruncatedGeometricSampler(p)
+    ages = s.sample(n, 200_000, rng=np.random.default_rng(1))
+    observed = np.bincount(ages, minlength=n)
+    expected = s.pmf(n) * ages.size
+    # merge sparse tail bins so every expected count is >= 5
+    keep = expected >= 5
+    obs = np.append(observed[keep], observed[~keep].sum())
+    exp = np.append(expected[keep], expected[~keep].sum())
+    if exp[-1] == 0:
+        obs, exp = obs[:-1], exp[:-1]
+    assert stats.chisquare(obs, exp).pvalue > 1e-3
+
+
+def test_tg_pmf_is_the_truncated_geometric_formula():
+    p, n = 0.1, 17
+    a = np.arange(n)
+    brute = p * (1 - p) ** a
+    np.testing.assert_allclose(TruncatedGeometricSampler(p).pmf(n), brute / brute.sum(), rtol=1e-12)
+
+
+@settings(max_examples=60, deadline=None)
+@given(p=st.floats(1e-4, 1.0), n=st.integers(1, 3000))
+def test_tg_closed_forms_match_the_pmf(p, n):
+    s = TruncatedGeometricSampler(p)
+    pmf = s.pmf(n)
+    assert math.isclose(pmf.sum(), 1.0, rel_tol=1e-9)
+    assert math.isclose(s.expected_recency(n), expected_recency(pmf), rel_tol=1e-7, abs_tol=1e-7)
+    assert math.isclose(s.entropy(n), sampling_entropy(pmf), rel_tol=1e-7, abs_tol=1e-7)
+    # recency bias: never older on average than uniform, never more entropy than uniform
+    assert s.expected_recency(n) <= (n - 1) / 2 + 1e-7
+    assert s.entropy(n) <= math.log(n) + 1e-9
+
+
+@pytest.mark.parametrize(("p", "n"), [(0.01, 500), (0.2, 50), (1e-4, 10_000)])
+def test_tg_closed_forms_match_monte_carlo(p, n):
+    s = TruncatedGeometricSampler(p)
+    ages = s.sample(n, 400_000, rng=np.random.default_rng(7))
+    se = ages.std() / math.sqrt(ages.size)
+    assert abs(ages.mean() - s.expected_recency(n)) < 5 * se
+    freq = np.bincount(ages, minlength=n) / ages.size
+    nz = freq[freq > 0]
+    plug_in = -(nz * np.log(nz)).sum()
+    # plug-in entropy is biased low by about (support - 1) / (2 N)
+    assert abs(plug_in - s.entropy(n)) < 0.01 + n / ages.size
+
+
+def test_tg_limits_uniform_and_newest():
+    n = 100
+    near_uniform = TruncatedGeometricSampler(1e-9)
+    assert math.isclose(near_uniform.expected_recency(n), (n - 1) / 2, rel_tol=1e-5)
+    assert math.isclose(near_uniform.entropy(n), math.log(n), rel_tol=1e-6)
+    newest = TruncatedGeometricSampler(1.0)
+    assert newest.expected_recency(n) == 0.0 and newest.entropy(n) == 0.0
+    assert np.all(newest.sample(n, 10) == 0)
+
+
+def test_from_expected_age_targets_the_untruncated_mean():
+    s = TruncatedGeometricSampler.from_expected_age(50.0)
+    assert math.isclose(s.expected_recency(10**6), 50.0, rel_tol=1e-9)
+
+
+def test_uniform_and_window_closed_forms():
+    u = UniformSampler()
+    assert u.expected_recency(11) == 5.0 and math.isclose(u.entropy(11), math.log(11))
+    w = RecencyWindowSampler(8)
+    assert w.expected_recency(100) == 3.5 and math.isclose(w.entropy(100), math.log(8))
+    assert w.expected_recency(4) == 1.5  # window larger than the buffer = whole buffer
+    ages = w.sample(100, 10_000, rng=0)
+    assert ages.max() == 7 and ages.min() == 0
+
+
+def test_matched_window_has_tg_recency_and_lower_entropy():
+    tg = TruncatedGeometricSampler.from_expected_age(100.0)
+    for n in (50, 300, 5000):
+        win = MatchedWindowSampler(tg)
+        assert abs(win.expected_recency(n) - tg.expected_recency(n)) <= 0.5
+        assert win.entropy(n) < tg.entropy(n)
+        assert math.isclose(win.expected_recency(n), expected_recency(win.pmf(n)))
+    assert RecencyWindowSampler.matched_to(tg, 5000).window == MatchedWindowSampler(tg).window(5000)
+
+
+def test_geometric_is_max_entropy_at_matched_mean():
+    # at (nearly) equal expected recency the truncated geometric has more entropy than any window
+    tg = TruncatedGeometricSampler(0.02)
+    n = 2000
+    mu = tg.expected_recency(n)
+    w = RecencyWindowSampler(round(2 * mu + 1))
+    assert tg.entropy(n) - w.entropy(n) > 0.25
+
+
+def test_seeded_determinism_and_without_replacement():
+    s = TruncatedGeometricSampler(0.05)
+    a = s.sample(100, 64, rng=np.random.default_rng(3))
+    b = s.sample(100, 64, rng=np.random.default_rng(3))
+    np.testing.assert_array_equal(a, b)
+    c = s.sample(100, 100, rng=0, replace=False)
+    assert np.array_equal(np.sort(c), np.arange(100))
+
+
+@pytest.mark.parametrize("bad", [0.0, -0.1, 1.5, float("nan"), float("inf")])
+def test_tg_parameter_out_of_range(bad):
+    with pytest.raises(ValueError, match=r"p: .*\(0, 1\]"):
+        TruncatedGeometricSampler(bad)
+
+
+def test_bad_sampling_requests():
+    s = TruncatedGeometricSampler(0.1)
+    with pytest.raises(ValueError, match="empty buffer"):
+        s.sample(0, 4)
+    with pytest.raises(ValueError, match="without replacement"):
+        s.sample(10, 11, replace=False)
+    with pytest.raises(ValueError, match="batch_size"):
+        s.sample(10, 0)
+    with pytest.raises(TypeError, match="p"):
+        TruncatedGeometricSampler("0.1")
+    with pytest.raises(ValueError, match="window"):
+        RecencyWindowSampler(0)
+    with pytest.raises(ValueError, match="unknown sampler"):
+        make_sampler("rank")
+    assert isinstance(make_sampler("tg", mean_age=10), TruncatedGeometricSampler)
