@@ -6,7 +6,8 @@
 Blocks (HTML comments mark them, everything between is replaced):
 - packages/<slug>/README.md ``<!-- reproduction:begin -->`` .. ``<!-- reproduction:end -->``: the claims
   table of ``reproduction/<slug>/report.json``, written by
-  ``uv run paperworks reproduce <slug> --out reproduction`` (the full run);
+  ``uv run paperworks reproduce <slug> --out reproduction`` (the full run, after
+  ``uv sync --all-packages --all-extras``);
 - packages/<slug>/README.md ``<!-- benchmark:begin -->`` .. ``<!-- benchmark:end -->``: the contents of
   ``packages/<slug>/benchmarks/results.md``, written by the package's benchmark script;
 - README.md ``<!-- catalog:begin -->`` .. ``<!-- catalog:end -->``: one row per package present.

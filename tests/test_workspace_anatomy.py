@@ -84,7 +84,7 @@ def test_readme_sections_and_citation(pkg):
         f"missing sections: {[s for s, p in zip(README_SECTIONS, positions) if p < 0]}"
     )
     assert positions == sorted(positions), "sections out of order"
-    assert re.search(r"arXiv[: ]+\d{4}\.\d{4,5}|no public text", text), (
+    assert re.search(r"arXiv[:\s*]+\d{4}\.\d{4,5}|no public text", text), (
         "cite the arXiv id or say 'no public text'"
     )
     for block in ("reproduction", "benchmark"):

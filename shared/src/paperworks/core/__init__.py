@@ -8,6 +8,7 @@ display, and small metrics used across fields.
 from .experiment import Claim, ClaimResult, Experiment, MetricSummary, Paper, Report, claims_table
 from .io import atomic_write_bytes, atomic_write_json, atomic_write_text, check_writable, write_report
 from .metrics import dcg_at_k, effective_rank, ndcg_at_k, recall_at_k
+from .plots import optional_pyplot
 from .progress import Progress
 from .registry import GROUP, UnknownSlugError, find_experiments, load_experiment
 from .seeding import choose_device, seed_everything
@@ -33,6 +34,7 @@ __all__ = [
     "find_experiments",
     "load_experiment",
     "ndcg_at_k",
+    "optional_pyplot",
     "recall_at_k",
     "seed_everything",
     "write_report",

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from paperworks.core import Claim, Experiment, Paper, Progress, Report
+from paperworks.core import Claim, Experiment, Paper, Progress, Report, optional_pyplot
 
 from .agreement import batch_agreement, gaussian_agreement, long_run_agreement
 from .data import DATASETS, REGIMES, gaussian_items, high_disagreement_instance, preference_dataset
@@ -244,12 +244,8 @@ class AngularMeanExperiment(Experiment):
         }
 
     def figures(self, report: Report, folder: Path) -> list[str]:
-        try:
-            import matplotlib
-
-            matplotlib.use("Agg")
-            import matplotlib.pyplot as plt
-        except ImportError:
+        plt = optional_pyplot()
+        if plt is None:
             return []
         fig, ax = plt.subplots(figsize=(5, 3.5))
         for s, label in (("angular", "angular mean"), ("arith", "arithmetic mean")):

@@ -18,7 +18,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from paperworks.core import Claim, Experiment, Paper, Progress, Report
+from paperworks.core import Claim, Experiment, Paper, Progress, Report, optional_pyplot
 
 from .baselines import METHODS
 from .data import MTLData, load_diabetes_tasks, make_multitask_regression
@@ -234,12 +234,8 @@ class MaxMinMTLExperiment(Experiment):
         return tabs
 
     def figures(self, report: Report, folder: Path) -> list[str]:
-        try:
-            import matplotlib
-
-            matplotlib.use("Agg")
-            import matplotlib.pyplot as plt
-        except ImportError:
+        plt = optional_pyplot()
+        if plt is None:
             return []
         toy = self.toy_results(report.quick)
         front = pareto_front()

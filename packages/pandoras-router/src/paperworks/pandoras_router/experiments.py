@@ -19,7 +19,7 @@ from typing import ClassVar
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from paperworks.core import Claim, Experiment, Paper, Progress, Report
+from paperworks.core import Claim, Experiment, Paper, Progress, Report, optional_pyplot
 
 from .baselines import (
     RouteLLMRouter,
@@ -313,12 +313,8 @@ class PandorasRouterExperiment(Experiment):
         return tables
 
     def figures(self, report: Report, folder: Path) -> list[str]:
-        try:
-            import matplotlib
-
-            matplotlib.use("Agg")
-            import matplotlib.pyplot as plt
-        except ImportError:
+        plt = optional_pyplot()
+        if plt is None:
             return []
         s = report.summary
         fig, axes = plt.subplots(1, len(DOMAIN_NAMES), figsize=(5 * len(DOMAIN_NAMES), 4))

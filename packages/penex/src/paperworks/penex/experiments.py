@@ -19,7 +19,7 @@ from typing import ClassVar
 import numpy as np
 import torch
 
-from paperworks.core import Claim, Experiment, Paper, Progress, Report
+from paperworks.core import Claim, Experiment, Paper, Progress, Report, optional_pyplot
 
 from .data import few_shot_split, load_tabular, make_text_task
 from .margins import margin_distribution, normalized_margins
@@ -225,12 +225,8 @@ class PENEXExperiment(Experiment):
     def figures(self, report: Report, folder: Path) -> list[str]:
         if not self._margins:
             return []
-        try:
-            import matplotlib
-
-            matplotlib.use("Agg")
-            import matplotlib.pyplot as plt
-        except ImportError:
+        plt = optional_pyplot()
+        if plt is None:
             return []
         fig, ax = plt.subplots(figsize=(6, 4))
         for i, (_seed, (m_ce, m_px)) in enumerate(sorted(self._margins.items())):

@@ -24,7 +24,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from paperworks.core import Claim, Experiment, Paper, Progress, Report
+from paperworks.core import Claim, Experiment, Paper, Progress, Report, optional_pyplot
 
 from .agent import SquareCBComb
 from .baselines import CombLinTS, CombLinUCB, EpsilonGreedyTopM, PerArmSquareCB
@@ -191,12 +191,8 @@ class SquareCBCombExperiment(Experiment):
         }
 
     def figures(self, report: Report, folder: Path) -> list[str]:
-        try:
-            import matplotlib
-
-            matplotlib.use("Agg")
-            import matplotlib.pyplot as plt
-        except ImportError:
+        plt = optional_pyplot()
+        if plt is None:
             return []
         if not self._curves or self._checkpoints.size == 0:
             return []

@@ -20,7 +20,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from paperworks.core import Claim, Experiment, Paper, Progress, Report
+from paperworks.core import Claim, Experiment, Paper, Progress, Report, optional_pyplot
 
 from .ranking import ranking_stability
 from .standard import _classwise_batched as _cw_ece
@@ -335,12 +335,8 @@ class TruthfulCalibrationExperiment(Experiment):
         }
 
     def figures(self, report: Report, folder: Path) -> list[str]:
-        try:
-            import matplotlib
-
-            matplotlib.use("Agg")
-            import matplotlib.pyplot as plt
-        except ImportError:
+        plt = optional_pyplot()
+        if plt is None:
             return []
         s = report.summary
         preds = [d for d, _, _ in DISTORTIONS]
