@@ -80,7 +80,8 @@ def catalog_block(packages: list[Path]) -> str:
             headline = ""
             if first is not None and first["measured"] is not None:
                 m = first["measured"]
-                headline = f"{first['key']}: {float(m['mean']):.4g} (`{first['predicate']}`)"
+                verdict = "holds" if first["holds"] else "does not hold"
+                headline = f"{first['key']}: {float(m['mean']):.4g} (`{first['predicate']}`: {verdict})"
             p = rep["paper"]
             paper = f"arXiv {p['arxiv']}" if p.get("arxiv") else "no public text"
         rows.append(
