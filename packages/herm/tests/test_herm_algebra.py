@@ -1,0 +1,106 @@
+import itertools
+import math
+
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from paperworks.herm import (
+    bind,
+    bundle,
+    fractional_power,
+    inverse,
+    random_atoms,
+    recall_probability,
+    similarity,
+    similarity_std,
+    unbind,
+)
+
+
+@settings(max_examples=20, deadline=None)
+@given(dim=st.integers(8, 2048), seed=st.integers(0, 10_000))
+def test_binding_is_exactly_invertible(dim, seed):
+    g = torch.Generator().manual_seed(seed)
+    a, b = random_atoms(2, dim, g)
+    ab = bind(a, b)
+    assert torch.allclose(unbind(ab, a), b, atol=1e-5)
+    assert torch.allclose(bind(a, inverse(a)), torch.ones(dim, dtype=torch.complex64), atol=1e-5)
+    # commutative and associative, like elementwise complex products
+    c = random_atoms(1, dim, g)[0]
+    assert torch.allclose(bind(a, b), bind(b, a))
+    assert torch.allclose(bind(bind(a, b), c), bind(a, bind(b, c)), atol=1e-5)
+
+
+def test_quasi_orthogonality_matches_theory():
+    dim = 512
+    g = torch.Generator().manual_seed(0)
+    a = random_atoms(400, dim, g)
+    b = random_atoms(400, dim, g)
+    s = similarity(a, b).flatten()  # 160,000 independent-ish pairs
+    assert abs(float(s.mean())) < 4 * similarity_std(dim) / math.sqrt(400)
+    assert float(s.std()) == pytest.approx(similarity_std(dim), rel=0.03)
+    assert torch.allclose(torch.diagonal(similarity(a, a)), torch.ones(400), atol=1e-5)
+
+
+def test_bound_pair_is_dissimilar_to_its_parts():
+    g = torch.Generator().manual_seed(1)
+    a, b = random_atoms(2, 4096, g)
+    ab = bind(a, b)[None]
+    assert float(similarity(ab, torch.stack([a, b])).abs().max()) < 5 * similarity_std(4096)
+
+
+def test_fractional_power_is_a_homomorphism():
+    g = torch.Generator().manual_seed(2)
+    base = random_atoms(1, 256, g)[0]
+    x, y = torch.tensor([1.5, -3.0]), torch.tensor([2.0, 0.25])
+    lhs = fractional_power(base, x) * fractional_power(base, y)
+    assert torch.allclose(lhs, fractional_power(base, x + y), atol=1e-4)
+    assert torch.allclose(fractional_power(base, 1.0), base, atol=1e-5)
+
+
+@pytest.mark.parametrize(("dim", "k", "noise"), [(128, 16, 0.0), (256, 24, 24.0), (512, 48, 0.0)])
+def test_recall_theory_matches_monte_carlo(dim, k, noise):
+    g = torch.Generator().manual_seed(dim + k)
+    keys = random_atoms(k, dim, g)
+    cb = random_atoms(32, dim, g)
+    trials = 300
+    idx = torch.randint(0, 32, (trials, k), generator=g)
+    m = (keys[None] * cb[idx]).sum(dim=1)
+    if noise:
+        m = m + torch.complex(
+            torch.randn(trials, dim, generator=g), torch.randn(trials, dim, generator=g)
+        ) * math.sqrt(noise / 2)
+    pred = similarity(m[:, None, :] * keys.conj()[None], cb).argmax(-1)
+    measured = float((pred == idx).float().mean())
+    theory = recall_probability(dim, k, 32, noise)
+    se = math.sqrt(theory * (1 - theory) / (trials * k)) + 1e-3
+    assert abs(measured - theory) < 4 * se + 0.02
+    assert 0.05 < theory < 1.0  # the grid exercises the non-trivial regime
+
+
+def test_recall_theory_monotone_and_bounds():
+    assert recall_probability(64, 1, 1) == 1.0
+    vals = [recall_probability(d, 20, 64) for d in (64, 128, 256, 512)]
+    assert all(b > a for a, b in itertools.pairwise(vals))
+    assert recall_probability(256, 20, 64, 0.0) > recall_probability(256, 20, 64, 20.0)
+    with pytest.raises(ValueError, match="noise_var"):
+        recall_probability(64, 2, 8, -1.0)
+
+
+def test_algebra_errors_name_the_argument():
+    a = random_atoms(1, 16)[0]
+    b = random_atoms(1, 32)[0]
+    with pytest.raises(ValueError, match="dimension mismatch"):
+        bind(a, b)
+    with pytest.raises(TypeError, match="complex"):
+        bind(a.real, a.real)
+    with pytest.raises(ValueError, match="shapes must match"):
+        bind(random_atoms(2, 16), a[None].expand(3, 16).contiguous())
+    with pytest.raises(ValueError, match="dim"):
+        random_atoms(2, 0)
+    with pytest.raises(ValueError, match="stack"):
+        bundle(a)
+    with pytest.raises(ValueError, match="finite"):
+        fractional_power(a, float("nan"))
