@@ -5,7 +5,7 @@ import types
 import numpy as np
 import pytest
 
-from paperworks.core import choose_device, seed_everything
+from paperworks.core import choose_device, seed_everything, torch_threads
 
 
 def test_seed_everything_returns_generator_and_seeds_random():
@@ -37,3 +37,22 @@ def test_torch_is_seeded_only_when_already_imported(monkeypatch):
     monkeypatch.setitem(sys.modules, "torch", fake)
     seed_everything(4)
     assert calls == [4]
+
+
+def test_torch_threads_sets_and_restores(monkeypatch):
+    state = {"n": 4}
+    fake = types.SimpleNamespace(
+        get_num_threads=lambda: state["n"], set_num_threads=lambda n: state.update(n=n)
+    )
+    monkeypatch.setitem(sys.modules, "torch", fake)
+    with pytest.raises(RuntimeError, match="inside"):
+        with torch_threads(1):
+            assert state["n"] == 1
+            raise RuntimeError("inside")
+    assert state["n"] == 4  # restored even on error
+    monkeypatch.delitem(sys.modules, "torch")
+    with torch_threads(2):  # no torch imported: nothing to do, nothing imported
+        assert "torch" not in sys.modules
+    with pytest.raises(ValueError, match="n: expected a positive int"):
+        with torch_threads(0):
+            pass

@@ -11,7 +11,7 @@ from .metrics import dcg_at_k, effective_rank, ndcg_at_k, recall_at_k
 from .plots import optional_pyplot
 from .progress import Progress
 from .registry import GROUP, UnknownSlugError, find_experiments, load_experiment
-from .seeding import choose_device, seed_everything
+from .seeding import choose_device, seed_everything, torch_threads
 
 __all__ = [
     "GROUP",
@@ -37,5 +37,6 @@ __all__ = [
     "optional_pyplot",
     "recall_at_k",
     "seed_everything",
+    "torch_threads",
     "write_report",
 ]

@@ -22,7 +22,7 @@ from typing import ClassVar
 
 import torch
 
-from paperworks.core import Claim, Experiment, Paper, Progress
+from paperworks.core import Claim, Experiment, Paper, Progress, torch_threads
 
 from .algebra import random_atoms, recall_probability
 from .baselines import HermMessenger, NeuralMessenger, NumericMessenger, SuperpositionMessenger, make_codec
@@ -134,12 +134,8 @@ class HermExperiment(Experiment):
 
     def run_seed(self, seed: int, *, quick: bool, progress: Progress) -> dict[str, float]:
         # one intra-op thread: the reference machine has 2 shared cores, where 2 threads run ~5x slower
-        threads = torch.get_num_threads()
-        torch.set_num_threads(1)
-        try:
+        with torch_threads(1):
             return self._run_seed(seed, quick=quick, progress=progress)
-        finally:
-            torch.set_num_threads(threads)
 
     def _run_seed(self, seed: int, *, quick: bool, progress: Progress) -> dict[str, float]:
         g = torch.Generator().manual_seed(seed)

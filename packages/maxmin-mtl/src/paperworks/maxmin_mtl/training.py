@@ -15,6 +15,8 @@ import numpy as np
 import torch
 from torch import nn
 
+from paperworks.core import torch_threads
+
 from .baselines import FAMO, make_method
 from .data import MTLData
 from .rates import best_scaled_worst_rate, task_curvatures
@@ -141,12 +143,8 @@ def run_mtl(
     seed: int = 0,
 ) -> MTLResult:
     """Full-batch Adam training of a shared-trunk MLP on ``tasks`` (default: all) with the named method."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)  # tiny matrices: one thread is several times faster on a busy machine
-    try:
+    with torch_threads(1):  # tiny matrices: one thread is several times faster on a busy machine
         return _run_mtl(data, method, tasks=tasks, steps=steps, lr=lr, hidden=hidden, seed=seed)
-    finally:
-        torch.set_num_threads(threads)
 
 
 def _run_mtl(data: MTLData, method: str, *, tasks, steps, lr, hidden, seed) -> MTLResult:

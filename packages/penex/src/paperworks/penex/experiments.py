@@ -19,7 +19,7 @@ from typing import ClassVar
 import numpy as np
 import torch
 
-from paperworks.core import Claim, Experiment, Paper, Progress, Report, optional_pyplot
+from paperworks.core import Claim, Experiment, Paper, Progress, Report, optional_pyplot, torch_threads
 
 from .data import few_shot_split, load_tabular, make_text_task
 from .margins import margin_distribution, normalized_margins
@@ -111,7 +111,11 @@ class PENEXExperiment(Experiment):
 
     # -- one seed ---------------------------------------------------------------------------------
     def run_seed(self, seed: int, *, quick: bool, progress: Progress) -> dict[str, float]:
-        torch.set_num_threads(1)
+        # a small MLP: one intra-op thread is faster on a shared 2-core machine
+        with torch_threads(1):
+            return self._run_seed(seed, quick=quick, progress=progress)
+
+    def _run_seed(self, seed: int, *, quick: bool, progress: Progress) -> dict[str, float]:
         grid = QUICK_GRID if quick else GRID
         budgets = QUICK_BUDGETS if quick else BUDGETS
         config = TrainConfig(hidden=64, steps=100 if quick else 150, lr=5e-3)

@@ -16,7 +16,7 @@ from typing import ClassVar
 import numpy as np
 import torch
 
-from paperworks.core import Claim, Experiment, Paper, Progress
+from paperworks.core import Claim, Experiment, Paper, Progress, torch_threads
 
 from .merge import merge
 from .tasks import LAYERS, forward_tasks, make_tasks, pretrain_backbone, train_task_loras
@@ -65,7 +65,11 @@ class PGSBExperiment(Experiment):
     )
 
     def run_seed(self, seed: int, *, quick: bool, progress: Progress) -> dict[str, float]:
-        torch.set_num_threads(1)
+        # small layers: one intra-op thread is faster on a shared 2-core machine
+        with torch_threads(1):
+            return self._run_seed(seed, quick=quick, progress=progress)
+
+    def _run_seed(self, seed: int, *, quick: bool, progress: Progress) -> dict[str, float]:
         settings = (4,) if quick else (4, 8)
         out: dict[str, float] = {}
         for K in progress.track(settings, desc=f"pgsb seed {seed}: K settings"):

@@ -19,7 +19,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from paperworks.core import Claim, Experiment, Paper, Progress, Report, optional_pyplot
+from paperworks.core import Claim, Experiment, Paper, Progress, Report, optional_pyplot, torch_threads
 
 from .adapter import ContinualAdapter, PMLoRA, PMLoRAConfig
 from .baselines import OLoRA, PerTaskLoRA, SeqLoRA
@@ -113,12 +113,8 @@ class PMLoRAExperiment(Experiment):
 
     def run_seed(self, seed: int, *, quick: bool, progress: Progress) -> dict[str, float]:
         # tiny matrices: one intra-op thread is ~10x faster than two on a shared 2-core machine
-        threads = torch.get_num_threads()
-        torch.set_num_threads(1)
-        try:
+        with torch_threads(1):
             return self._run_seed(seed, quick=quick, progress=progress)
-        finally:
-            torch.set_num_threads(threads)
 
     def _run_seed(self, seed: int, *, quick: bool, progress: Progress) -> dict[str, float]:
         n_tasks = 3 if quick else 10
