@@ -31,6 +31,14 @@ EXAMPLE = textwrap.dedent(
 
     class Broken:
         pass
+
+    class NeedsExtraExperiment(ExampleExperiment):
+        slug = "needs-extra"
+
+        def run_seed(self, seed, *, quick, progress):
+            import paperworks_absent_peer_module  # an optional peer that is not installed
+
+            return {}
     """
 )
 
@@ -47,6 +55,15 @@ def site(tmp_path):
         "[paperworks.experiments]\n"
         "example-method = paperworks_example_mod:ExampleExperiment\n"
         "broken-method = paperworks_example_mod:Broken\n"
+    )
+    extra = root / "paperworks_needs_extra-0.0.0.dist-info"
+    extra.mkdir()
+    (extra / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: paperworks-needs-extra\nVersion: 0.0.0\n"
+        "Provides-Extra: peer\nProvides-Extra: plot\n"
+    )
+    (extra / "entry_points.txt").write_text(
+        "[paperworks.experiments]\nneeds-extra = paperworks_example_mod:NeedsExtraExperiment\n"
     )
     return root
 
@@ -144,3 +161,16 @@ def test_help_lists_the_commands(site, tmp_path):
     assert r.returncode == 0
     for cmd in ("list", "reproduce", "report"):
         assert cmd in r.stdout
+
+
+def test_a_missing_optional_module_is_one_line_naming_it_and_the_extras(site, tmp_path):
+    r = run_cli(["reproduce", "needs-extra", "--quick", "--out", "out"], site, tmp_path)
+    assert r.returncode == 2, r.stderr
+    lines = r.stderr.strip().splitlines()
+    assert "Traceback" not in r.stderr, r.stderr
+    assert lines[-1] == (
+        "paperworks: error: needs-extra: the experiment needs the optional module "
+        "'paperworks_absent_peer_module', which is not installed "
+        "(pip install 'paperworks-needs-extra[peer,plot]')"
+    )
+    assert not (tmp_path / "out" / "needs-extra" / "report.json").exists()

@@ -7,6 +7,7 @@ and exit status 2, before anything is written.
 from __future__ import annotations
 
 import argparse
+import importlib.metadata
 import sys
 from pathlib import Path
 
@@ -89,11 +90,27 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
     except OSError as e:
         raise _Usage(f"--out: cannot write the report folder {folder} ({e.strerror or e})") from None
     progress = Progress()
-    report: Report = exp.run(quick=args.quick, seeds=args.seeds, progress=progress)
+    try:
+        report: Report = exp.run(quick=args.quick, seeds=args.seeds, progress=progress)
+    except ModuleNotFoundError as e:
+        if not e.name or e.name.split(".")[0] in ("paperworks", "__main__"):
+            raise
+        raise _Usage(_missing_module_message(args.slug, e.name)) from None
     write_report(report, folder, figures=exp)
     print(report.claims_table())
     print(f"\n{report.n_holding}/{len(report.claims)} claims hold; report written to {folder}")
     return 0
+
+
+def _missing_module_message(slug: str, module: str) -> str:
+    """One line naming the missing optional module and the extras of the method's distribution."""
+    dist = f"paperworks-{slug}"
+    try:
+        extras = importlib.metadata.metadata(dist).get_all("Provides-Extra") or []
+    except importlib.metadata.PackageNotFoundError:
+        extras = []
+    hint = f"pip install '{dist}[{','.join(extras)}]'" if extras else f"see {dist}'s README"
+    return f"{slug}: the experiment needs the optional module '{module}', which is not installed ({hint})"
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
