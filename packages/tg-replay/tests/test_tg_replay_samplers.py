@@ -139,3 +139,16 @@ def test_bad_sampling_requests():
     with pytest.raises(ValueError, match="unknown sampler"):
         make_sampler("rank")
     assert isinstance(make_sampler("tg", mean_age=10), TruncatedGeometricSampler)
+
+
+def test_resolve_sampler_for_the_buffer_adapters():
+    from paperworks.tg_replay.samplers import UniformSampler, resolve_sampler
+
+    tg = resolve_sampler(0.1, None)
+    assert isinstance(tg, TruncatedGeometricSampler) and tg.p == 0.1
+    given = UniformSampler()
+    assert resolve_sampler(None, given) is given
+    with pytest.raises(ValueError, match="p: pass the TG parameter"):
+        resolve_sampler(None, None)
+    with pytest.raises(TypeError, match=r"sampler: expected a paperworks\.tg_replay Sampler, got str"):
+        resolve_sampler(None, "uniform")

@@ -169,9 +169,8 @@ class TaskKVExperiment(Experiment):
             # 1. signed utility labels on the labelling set, features, residual scorer
             progress.log("utility labels + scorer fit")
             ctx_l = torch.as_tensor(label_set.context)
-            labels = step_utility_labels(
-                model, ctx_l, torch.as_tensor(label_set.query), torch.as_tensor(label_set.answer), off
-            )
+            largs = (ctx_l, torch.as_tensor(label_set.query), torch.as_tensor(label_set.answer), off)
+            labels = step_utility_labels(model, *largs)
             layers_l, watt_l = _prefill(model, ctx_l, cfg.step_len)
             policy = TaskKV(pcfg)
             feats = policy.features([k for k, _ in layers_l], watt_l, off)  # (L, n, S, 5)
@@ -184,7 +183,6 @@ class TaskKVExperiment(Experiment):
             scorer = fit_scorer(labels)
             # diagnostics: the same scorer fit on exact leave-one-step-out labels (oracle labels) and on
             # the literal gradient-x-contribution labels
-            largs = (ctx_l, torch.as_tensor(label_set.query), torch.as_tensor(label_set.answer), off)
             oracle = fit_scorer(leave_one_step_out(model, *largs))
             contrib = fit_scorer(step_utility_labels(model, *largs, gate="contribution"))
             out["oracle_scorer_prior_loss"] = oracle.prior_loss_

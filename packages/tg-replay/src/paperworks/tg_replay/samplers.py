@@ -291,6 +291,17 @@ class MatchedWindowSampler(Sampler):
         return f"MatchedWindowSampler(reference={self.reference!r})"
 
 
+def resolve_sampler(p: float | None, sampler: Sampler | None) -> Sampler:
+    """The age sampler of a buffer adapter: ``sampler`` if given, else ``TruncatedGeometricSampler(p)``."""
+    if sampler is None:
+        if p is None:
+            raise ValueError("p: pass the TG parameter p in (0, 1] or a sampler=")
+        sampler = TruncatedGeometricSampler(p)
+    if not isinstance(sampler, Sampler):
+        raise TypeError(f"sampler: expected a paperworks.tg_replay Sampler, got {type(sampler).__name__}")
+    return sampler
+
+
 def make_sampler(name: str, **kwargs: float) -> Sampler:
     """An age sampler by name: ``"uniform"``, ``"tg"`` (``p=``/``mean_age=``), ``"window"`` (``window=``)."""
     if name == "uniform":

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 from stable_baselines3.common.buffers import ReplayBuffer
 
-from .samplers import Sampler, TruncatedGeometricSampler
+from .samplers import Sampler, resolve_sampler
 
 __all__ = ["TGReplayBuffer"]
 
@@ -39,13 +39,7 @@ class TGReplayBuffer(ReplayBuffer):
                 "optimize_memory_usage: TGReplayBuffer supports only optimize_memory_usage=False"
             )
         super().__init__(*args, **kwargs)
-        if sampler is None:
-            if p is None:
-                raise ValueError("p: pass the TG parameter p in (0, 1] or a sampler=")
-            sampler = TruncatedGeometricSampler(p)
-        if not isinstance(sampler, Sampler):
-            raise TypeError(f"sampler: expected a paperworks.tg_replay Sampler, got {type(sampler).__name__}")
-        self.age_sampler = sampler
+        self.age_sampler = resolve_sampler(p, sampler)
         self._age_rng = np.random.default_rng(seed)
 
     def sample(self, batch_size: int, env: Any = None) -> Any:

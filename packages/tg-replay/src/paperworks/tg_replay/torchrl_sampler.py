@@ -14,7 +14,7 @@ import numpy as np
 import torch
 from torchrl.data.replay_buffers.samplers import Sampler as _TorchRLSampler
 
-from .samplers import Sampler, TruncatedGeometricSampler
+from .samplers import Sampler, resolve_sampler
 
 __all__ = ["TGSampler"]
 
@@ -36,13 +36,7 @@ class TGSampler(_TorchRLSampler):
         self, p: float | None = None, *, sampler: Sampler | None = None, seed: int | None = None
     ) -> None:
         super().__init__()
-        if sampler is None:
-            if p is None:
-                raise ValueError("p: pass the TG parameter p in (0, 1] or a sampler=")
-            sampler = TruncatedGeometricSampler(p)
-        if not isinstance(sampler, Sampler):
-            raise TypeError(f"sampler: expected a paperworks.tg_replay Sampler, got {type(sampler).__name__}")
-        self.age_sampler = sampler
+        self.age_sampler = resolve_sampler(p, sampler)
         self._rng = np.random.default_rng(seed)
         self._last = -1
 
