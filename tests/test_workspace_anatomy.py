@@ -184,3 +184,19 @@ def test_tests_of_each_package_run_alone(pkg):
 @pytest.mark.parametrize("path", ["pyproject.toml", "uv.lock", "noxfile.py", ".ci/run", "README.md"])
 def test_workspace_files_exist(root, path):
     assert (root / path).is_file()
+
+
+def test_every_import_of_the_method_resolves_in_the_root_environment(pkg):
+    """`uv run paperworks reproduce <slug>` from a fresh clone finds everything the method imports: the
+    root's dev group pulls each package with the extras its experiment uses (import check, not a run)."""
+    import importlib.util
+
+    missing = set()
+    for path in _py_files(pkg, "src"):
+        for module, _top in _imports(path):
+            top = module.split(".")[0]
+            if top in STDLIB or top == "paperworks":
+                continue
+            if importlib.util.find_spec(top) is None:
+                missing.add(f"{module} ({path.relative_to(pkg)})")
+    assert not missing, f"{pkg.name}: not importable in the root environment: {sorted(missing)}"

@@ -26,6 +26,24 @@ def test_every_package_is_registered_and_loads():
         assert len({c.key for c in exp.claims}) == len(exp.claims)
 
 
+def test_every_experiment_has_a_frozen_config_and_enough_seeds():
+    """Quick and full are two instances of one frozen dataclass; comparative claims get >= 5 seeds
+    in the full run unless ``seeds_note`` says why fewer fit the budget."""
+    import dataclasses
+
+    for pkg in PACKAGES:
+        exp = load_experiment(pkg.name)
+        quick, full = exp.config(True), exp.config(False)
+        assert dataclasses.is_dataclass(full) and type(quick) is type(full), f"{pkg.name}: config"
+        assert type(full).__dataclass_params__.frozen, f"{pkg.name}: config must be a frozen dataclass"
+        comparative = [c.key for c in exp.claims if not c.exact]
+        if comparative and exp.default_seeds < 5:
+            assert exp.seeds_note.strip(), (
+                f"{pkg.name}: {exp.default_seeds} seeds for claims {comparative}; "
+                "set seeds_note (why fewer than 5)"
+            )
+
+
 def test_list_prints_every_package():
     r = _cli("list")
     assert r.returncode == 0, r.stderr

@@ -80,3 +80,44 @@ def test_changed_packages_cli_on_this_repo():
     assert r.returncode == 0 and json.loads(r.stdout) == [p.name for p in PACKAGES]
     r = subprocess.run([sys.executable, str(script)], input="mystery/file\n", capture_output=True, text=True)
     assert r.returncode == 2 and "does not know" in r.stderr
+
+
+# A measured figure in README prose: a time (``12 s``, ``0.3 ms``, ``2 min``) or a ratio (``1.5x``, ``2×``).
+FIGURE = re.compile(r"(?<![\w.])\d+(?:\.\d+)?(?:\s?(?:s|ms|µs|us|min)\b|[x×](?!\w))")
+GENERATED = re.compile(r"<!-- (\w[\w-]*):begin -->\n.*?<!-- \1:end -->", re.S)
+FENCE = re.compile(r"```.*?```", re.S)
+BUDGET = re.compile(r"(under|<=?|at most|within|budget of|limit of|timeout of)\s*$", re.I)
+
+
+def stale_prose_figures(text: str) -> list[str]:
+    """Figures stated in prose (outside generated blocks and code) that no generated block shows.
+
+    A budget ("under 30 s") is not a measurement and is allowed.
+    """
+    blocks = " ".join(m.group(0) for m in GENERATED.finditer(text))
+    prose = FENCE.sub("", GENERATED.sub("", text))
+    return [
+        m.group(0)
+        for m in FIGURE.finditer(prose)
+        if not BUDGET.search(prose[max(0, m.start() - 20) : m.start()]) and m.group(0) not in blocks
+    ]
+
+
+def test_stale_prose_figure_is_caught():
+    text = (
+        "The full run took 276 s and PENEX is 1.5x slower; it finishes under 30 s.\n"
+        "<!-- reproduction:begin -->\nseeds [0, 1], 110 s on 2 CPUs; ratio 1.22x\n<!-- reproduction:end -->\n"
+        "As the table shows (110 s, 1.22x), and in code: ```t = 9 s```\n"
+    )
+    assert stale_prose_figures(text) == ["276 s", "1.5x"]
+
+
+@pytest.mark.parametrize(
+    "readme", [ROOT / "README.md", *(p / "README.md" for p in PACKAGES)], ids=lambda p: p.parent.name
+)
+def test_readme_prose_states_no_figure_the_generated_blocks_do_not(readme):
+    stale = stale_prose_figures(readme.read_text())
+    assert not stale, (
+        f"{readme.relative_to(ROOT)}: figures in prose that no generated block shows: {stale}; "
+        "refer to the generated tables instead of restating them"
+    )

@@ -86,7 +86,9 @@ def test_list_shows_methods_claims_and_survives_a_broken_one(site, tmp_path):
 def test_reproduce_writes_report_and_reports_failed_claims(site, tmp_path):
     r = run_cli(["reproduce", "example-method", "--quick", "--seeds", "3", "--out", "out"], site, tmp_path)
     assert r.returncode == 0, r.stderr
-    assert "| beats |" in r.stdout and "**no**" in r.stdout and "1/2 claims hold" in r.stdout
+    # gain = 0.5 + seed over seeds 0..2: t interval [-0.98, 3.98] straddles 0; cost_ratio 0.8 > 0.5 always
+    assert "| beats |" in r.stdout and "*inconclusive*" in r.stdout and "**not reproduced**" in r.stdout
+    assert "paper claims: 0 hold, 1 inconclusive, 1 not reproduced" in r.stdout
     assert "training 3/3" in r.stderr  # progress goes to stderr
     data = json.loads((tmp_path / "out" / "example-method" / "report.json").read_text())
     assert data["seeds"] == [0, 1, 2] and data["quick"] is True
@@ -94,7 +96,12 @@ def test_reproduce_writes_report_and_reports_failed_claims(site, tmp_path):
     g = run_cli(["report", "--out", "out"], site, tmp_path)
     assert g.returncode == 0, g.stderr
     summary = (tmp_path / "out" / "summary.md").read_text()
-    assert "| example-method | An example paper (arXiv 2501.00001) | quick, 3 seeds | 1/2 |" in summary
+    assert "| An example paper (arXiv 2501.00001) | quick, 3 seeds | 0 / 1 / 1 |" in summary
+    assert data["claims"][0]["interval"] == [
+        pytest.approx(-0.98414, abs=1e-4),
+        pytest.approx(3.98414, abs=1e-4),
+    ]
+    assert data["record"]["package"] == {"name": "paperworks-example", "version": "0.0.0"}
 
 
 @pytest.mark.parametrize(
@@ -152,8 +159,30 @@ def test_corrupt_report_is_one_line(site, tmp_path):
     (tmp_path / "out" / "bad").mkdir(parents=True)
     (tmp_path / "out" / "bad" / "report.json").write_text("{not json")
     r = run_cli(["report", "--out", "out"], site, tmp_path)
-    assert r.returncode == 2 and "not a paperworks report" in r.stderr
+    assert r.returncode == 2 and "cannot be read as JSON" in r.stderr and "--skip-bad" in r.stderr
     assert len(r.stderr.strip().splitlines()) == 1
+
+
+def test_report_skips_bad_and_hidden_folders_when_asked(site, tmp_path):
+    assert run_cli(["reproduce", "example-method", "--quick", "--out", "out"], site, tmp_path).returncode == 0
+    good = json.loads((tmp_path / "out" / "example-method" / "report.json").read_text())
+    hidden = tmp_path / "out" / ".example-method.stage-1234"
+    hidden.mkdir()
+    (hidden / "report.json").write_text(json.dumps(good))  # a staging folder of an interrupted write
+    for name, broken in [("no-verdict", {"verdict": None}), ("claims-int", None)]:
+        (tmp_path / "out" / name).mkdir()
+        bad = json.loads(json.dumps(good))
+        if broken is None:
+            bad["claims"] = 5
+        else:
+            bad["claims"][0].update(broken)
+        (tmp_path / "out" / name / "report.json").write_text(json.dumps(bad))
+    r = run_cli(["report", "--out", "out"], site, tmp_path)
+    assert r.returncode == 2 and "'claims'" in r.stderr and len(r.stderr.strip().splitlines()) == 1
+    r = run_cli(["report", "--out", "out", "--skip-bad"], site, tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "claims[0].verdict" in r.stderr and "1 reports gathered" in r.stdout
+    assert (tmp_path / "out" / "summary.md").read_text().count("| [example-method]") == 1
 
 
 def test_help_lists_the_commands(site, tmp_path):
@@ -174,3 +203,30 @@ def test_a_missing_optional_module_is_one_line_naming_it_and_the_extras(site, tm
         "(pip install 'paperworks-needs-extra[peer,plot]')"
     )
     assert not (tmp_path / "out" / "needs-extra" / "report.json").exists()
+
+
+def test_disk_full_while_writing_is_one_line_and_keeps_the_results(tmp_path, monkeypatch, capsys):
+    import errno
+
+    from paperworks.core import Claim, Experiment, Paper, cli
+
+    class Tiny(Experiment):
+        slug = "tiny"
+        paper = Paper("Tiny")
+        claims = (Claim("pos", "positive", "m", ">", 0.0),)
+
+        def run_seed(self, seed, *, quick, progress):
+            return {"m": 1.0 + seed}
+
+    def full(*args, **kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(cli, "load_experiment", lambda slug: Tiny())
+    monkeypatch.setattr(cli, "write_report", full)
+    monkeypatch.setattr("tempfile.tempdir", str(tmp_path))
+    assert cli.main(["reproduce", "tiny", "--quick", "--seeds", "2", "--out", str(tmp_path / "out")]) == 2
+    errors = [ln for ln in capsys.readouterr().err.splitlines() if ln.startswith("paperworks: error")]
+    assert len(errors) == 1 and "No space left on device" in errors[0]
+    err = errors[0]
+    kept = err.split("kept in ")[1].rstrip(")")
+    assert json.loads(open(kept).read())["per_seed"] == [{"m": 1.0}, {"m": 2.0}]

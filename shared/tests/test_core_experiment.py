@@ -30,9 +30,10 @@ def test_run_summarises_over_seeds_and_judges_claims():
     assert s.mean == pytest.approx(np.mean(gains))
     assert s.std == pytest.approx(np.std(gains, ddof=1))
     assert (s.min, s.max, s.n) == (pytest.approx(min(gains)), pytest.approx(max(gains)), 4)
-    verdicts = {r.claim.key: r.holds for r in report.claims}
-    assert verdicts == {"positive": True, "small": False}  # quick mode makes loss 0.75
-    assert Noisy().run(quick=False, seeds=[7]).claims[1].holds
+    verdicts = {r.claim.key: r.verdict for r in report.claims}
+    assert verdicts == {"positive": "holds", "small": "not reproduced"}  # quick mode makes loss 0.75
+    one = Noisy().run(quick=False, seeds=[7])
+    assert [r.verdict for r in one.claims] == ["inconclusive (1 seed)"] * 2
 
 
 def test_same_seed_same_report_and_global_state_seeded():
@@ -47,10 +48,11 @@ def test_same_seed_same_report_and_global_state_seeded():
 def test_markdown_and_dict_carry_claims_and_spread():
     report = Noisy().run(quick=True, seeds=2)
     md = report.to_markdown()
-    assert "## Claims (1/2 hold)" in md and "`loss <= 0.5`" in md and "**no**" in md
+    assert "paper claims: 1 hold, 0 inconclusive, 1 not reproduced" in md
+    assert "`loss <= 0.5`" in md and "**not reproduced**" in md and "## Run record" in md
     d = report.to_dict()
     assert d["paper"]["arxiv"] == "2501.00001"
-    assert [c["holds"] for c in d["claims"]] == [True, False]
+    assert [c["verdict"] for c in d["claims"]] == ["holds", "not reproduced"]
     assert set(d["summary"]) == {"gain", "loss"}
 
 
@@ -63,9 +65,11 @@ def test_claim_predicates_and_nan():
 @pytest.mark.parametrize(
     ("kwargs", "match"),
     [
-        ({"op": "=="}, "Claim.op"),
-        ({"threshold": math.inf}, "Claim.threshold"),
+        ({"op": "=="}, "'k': op"),
+        ({"threshold": math.inf}, "'k': threshold"),
         ({"key": "has space"}, "Claim.key"),
+        ({"kind": "vibes"}, "'k': kind"),
+        ({"exact": True, "paired": True}, "exact claim cannot also be paired"),
     ],
 )
 def test_bad_claims_are_named(kwargs, match):
@@ -130,3 +134,36 @@ def test_quick_seeds_default_applies_only_to_quick_runs():
     assert QuickTwo().run(quick=False).seeds == [0, 1, 2, 3]
     assert QuickTwo().run(quick=True, seeds=[9]).seeds == [9]
     assert Noisy().run(quick=True).seeds == [0, 1, 2, 3]
+
+
+def test_run_record_and_config_are_recorded():
+    import dataclasses
+
+    @dataclasses.dataclass(frozen=True)
+    class Cfg:
+        steps: int
+        sizes: tuple[int, ...] = (1, 2)
+
+    class Configured(Noisy):
+        def config(self, quick):
+            return Cfg(steps=10 if quick else 100)
+
+    rep = Configured().run(quick=True, seeds=2)
+    assert rep.config == {"steps": 10, "sizes": [1, 2]}
+    assert Configured().run(quick=False, seeds=2).config["steps"] == 100
+    rec = rep.to_dict()["record"]
+    for key in ("core", "git", "libraries", "python", "cpu", "cpu_count", "threads", "wall_time_s", "seeds"):
+        assert key in rec, key
+    assert rec["libraries"]["numpy"] == np.__version__ and rec["seeds"] == [0, 1]
+    assert rec["git"] is None or set(rec["git"]) == {"commit", "dirty"}
+
+    @dataclasses.dataclass
+    class Loose:
+        steps: int = 1
+
+    class Unfrozen(Noisy):
+        def config(self, quick):
+            return Loose()
+
+    with pytest.raises(TypeError, match="frozen dataclass"):
+        Unfrozen().run(seeds=1)

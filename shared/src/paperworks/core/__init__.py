@@ -1,20 +1,44 @@
 """paperworks.core: the thin core shared by every paperworks method package.
 
-The experiment protocol (:class:`Paper`, :class:`Claim`, :class:`Experiment`, :class:`Report`),
+The experiment protocol (:class:`Paper`, :class:`Claim`, :class:`SlopeClaim`, :class:`Experiment`,
+:class:`Report`) with interval verdicts,
 discovery of installed experiments, seeding, device choice, atomic result writing, a progress
 display, and small metrics used across fields.
 """
 
-from .experiment import Claim, ClaimResult, Experiment, MetricSummary, Paper, Report, claims_table
+from .claims import (
+    HOLDS,
+    INCONCLUSIVE,
+    INCONCLUSIVE_1_SEED,
+    NOT_REPRODUCED,
+    Claim,
+    ClaimResult,
+    SlopeClaim,
+    judge,
+    loglog_slope,
+    t_interval,
+)
+from .experiment import Experiment
 from .io import atomic_write_bytes, atomic_write_json, atomic_write_text, check_writable, write_report
 from .metrics import dcg_at_k, effective_rank, ndcg_at_k, recall_at_k
 from .plots import optional_pyplot
 from .progress import Progress
 from .registry import GROUP, UnknownSlugError, find_experiments, load_experiment
+from .report import MetricSummary, Paper, Report, claims_table, verdict_counts, verdict_line
 from .seeding import choose_device, seed_everything, torch_threads
 
 __all__ = [
     "GROUP",
+    "HOLDS",
+    "INCONCLUSIVE",
+    "INCONCLUSIVE_1_SEED",
+    "NOT_REPRODUCED",
+    "SlopeClaim",
+    "judge",
+    "loglog_slope",
+    "t_interval",
+    "verdict_counts",
+    "verdict_line",
     "Claim",
     "ClaimResult",
     "Experiment",

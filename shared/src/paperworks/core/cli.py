@@ -1,4 +1,4 @@
-"""The ``paperworks`` command: ``list``, ``reproduce <slug>``, ``report``.
+"""The ``paperworks`` command: ``list``, ``reproduce <slug>``, ``bench <slug>``, ``report``.
 
 Bad input (unknown slug, unwritable folder, a non-positive seed count) ends with one line on stderr
 and exit status 2, before anything is written.
@@ -12,10 +12,11 @@ import sys
 from pathlib import Path
 
 from .experiment import Report
-from .gather import load_reports, summary_markdown
+from .gather import ReportError, load_reports, summary_markdown
 from .io import atomic_write_text, check_writable, write_report
 from .progress import Progress
 from .registry import UnknownSlugError, find_experiments, load_experiment
+from .report import verdict_line
 
 DEFAULT_OUT = Path("paperworks-reports")
 
@@ -55,9 +56,19 @@ def build_parser() -> argparse.ArgumentParser:
         default=DEFAULT_OUT,
         help=f"root folder; the report goes to OUT/<slug> (default: {DEFAULT_OUT})",
     )
+    b = sub.add_parser(
+        "bench", help="run a method's benchmarks (from a source checkout) into its benchmarks/"
+    )
+    b.add_argument("slug", help="the method's slug, as `paperworks list` shows it")
+    b.add_argument("--quick", action="store_true", help="small sizes, few repeats (results not written)")
     g = sub.add_parser("report", help="gather saved reports into OUT/summary.md")
     g.add_argument(
         "--out", type=Path, default=DEFAULT_OUT, help=f"root folder of the reports ({DEFAULT_OUT})"
+    )
+    g.add_argument(
+        "--skip-bad",
+        action="store_true",
+        help="leave out unreadable reports (named on stderr) instead of stopping",
     )
     return p
 
@@ -96,10 +107,27 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
         if not e.name or e.name.split(".")[0] in ("paperworks", "__main__"):
             raise
         raise _Usage(_missing_module_message(args.slug, e.name)) from None
-    write_report(report, folder, figures=exp)
+    try:
+        write_report(report, folder, figures=exp)
+    except OSError as e:
+        raise _Usage(f"cannot write the report to {folder} ({e.strerror or e}); {_rescue(report)}") from None
     print(report.claims_table())
-    print(f"\n{report.n_holding}/{len(report.claims)} claims hold; report written to {folder}")
+    print(f"\n{verdict_line([c.to_dict() for c in report.claims])}; report written to {folder}")
     return 0
+
+
+def _rescue(report: Report) -> str:
+    """Keep the measured results somewhere when the report folder cannot be written."""
+    import json
+    import tempfile
+
+    try:
+        fd, path = tempfile.mkstemp(prefix=f"paperworks-{report.slug}-", suffix=".json")
+        with open(fd, "w") as f:
+            json.dump(report.to_dict(), f, default=str)
+    except OSError:
+        return "the results could not be kept anywhere"
+    return f"the results were kept in {path}"
 
 
 def _missing_module_message(slug: str, module: str) -> str:
@@ -113,13 +141,46 @@ def _missing_module_message(slug: str, module: str) -> str:
     return f"{slug}: the experiment needs the optional module '{module}', which is not installed ({hint})"
 
 
+def benchmark_scripts(slug: str) -> list[Path]:
+    """The ``benchmarks/bench_*.py`` scripts of an installed method's source checkout."""
+    try:
+        exp = load_experiment(slug)
+    except UnknownSlugError as e:
+        raise _Usage(str(e)) from None
+    module = sys.modules[type(exp).__module__]
+    # packages/<slug>/src/paperworks/<snake>/experiments.py -> packages/<slug>
+    pkg_root = Path(module.__file__).resolve().parents[3]
+    scripts = sorted((pkg_root / "benchmarks").glob("bench_*.py"))
+    if not scripts:
+        raise _Usage(
+            f"{slug}: no benchmarks/bench_*.py beside the installed package ({pkg_root}); benchmarks ship "
+            "with the source checkout, not the wheel"
+        )
+    return scripts
+
+
+def _cmd_bench(args: argparse.Namespace) -> int:
+    import subprocess
+
+    for script in benchmark_scripts(args.slug):
+        cmd = [sys.executable, str(script), *(["--quick"] if args.quick else [])]
+        print(f"paperworks: running {script.name}{' --quick' if args.quick else ''}", file=sys.stderr)
+        done = subprocess.run(cmd, cwd=script.parent.parent)
+        if done.returncode != 0:
+            print(f"paperworks: error: {script.name} exited with status {done.returncode}", file=sys.stderr)
+            return done.returncode
+    return 0
+
+
 def _cmd_report(args: argparse.Namespace) -> int:
     if not args.out.is_dir():
         raise _Usage(f"--out: {args.out} is not a folder of reports")
     try:
-        reports = load_reports(args.out)
-    except ValueError as e:
-        raise _Usage(str(e)) from None
+        reports, problems = load_reports(args.out, skip_bad=args.skip_bad)
+    except ReportError as e:
+        raise _Usage(f"{e} (use --skip-bad to summarise the others)") from None
+    for p in problems:
+        print(f"paperworks: skipped {p}", file=sys.stderr)
     target = args.out / "summary.md"
     try:
         atomic_write_text(target, summary_markdown(reports))
@@ -137,6 +198,8 @@ def main(argv: list[str] | None = None) -> int:
             return _cmd_list()
         if args.command == "reproduce":
             return _cmd_reproduce(args)
+        if args.command == "bench":
+            return _cmd_bench(args)
         return _cmd_report(args)
     except _Usage as e:
         print(f"paperworks: error: {e}", file=sys.stderr)

@@ -38,4 +38,7 @@ def load_experiment(slug: str) -> Experiment:
         raise TypeError(f"entry point {slug!r} ({found[slug].value}) is not a paperworks Experiment")
     if exp.slug != slug:
         raise ValueError(f"entry point {slug!r} loads an experiment whose slug is {exp.slug!r}")
+    dist = getattr(found[slug], "dist", None)
+    if dist is not None:
+        exp.distribution = dist.metadata["Name"]  # recorded in the run record
     return exp
