@@ -8,8 +8,8 @@ Blocks (HTML comments mark them, everything between is replaced):
   table of ``reproduction/<slug>/report.json``, written by
   ``uv run paperworks reproduce <slug> --out reproduction`` (the full run, after
   ``uv sync --all-packages --all-extras``);
-- packages/<slug>/README.md ``<!-- benchmark:begin -->`` .. ``<!-- benchmark:end -->``: the contents of
-  ``packages/<slug>/benchmarks/results.md``, written by the package's benchmark script;
+- packages/<slug>/README.md ``<!-- benchmark:begin -->`` .. ``<!-- benchmark:end -->``: rendered from
+  ``packages/<slug>/benchmarks/results.json``, written by ``uv run paperworks bench <slug>``;
 - README.md ``<!-- catalog:begin -->`` .. ``<!-- catalog:end -->``: one row per package present.
 """
 
@@ -23,6 +23,7 @@ import tomllib
 from pathlib import Path
 
 from paperworks.core import atomic_write_text, claims_table, verdict_counts, verdict_line
+from paperworks.core.bench import render_results_file
 
 ROOT = Path(__file__).resolve().parent.parent
 REPRO = ROOT / "reproduction"
@@ -61,10 +62,12 @@ def reproduction_block(slug: str) -> str:
 
 
 def benchmark_block(pkg: Path) -> str:
-    path = pkg / "benchmarks" / "results.md"
+    """Rendered from ``benchmarks/results.json`` (written by ``paperworks bench <slug>``)."""
+    path = pkg / "benchmarks" / "results.json"
     if not path.exists():
-        return f"Not yet run. Run the scripts in `packages/{pkg.name}/benchmarks/`."
-    return path.read_text()
+        return f"Not yet run. Run `uv run paperworks bench {pkg.name}`."
+    body = render_results_file(path)
+    return f"Regenerated from `benchmarks/results.json` by `uv run paperworks bench {pkg.name}`.\n\n{body}"
 
 
 def _counts_cell(counts: dict[str, dict[str, int]], group: str) -> str:

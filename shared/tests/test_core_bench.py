@@ -341,3 +341,13 @@ def test_bootstrap_bad_arguments_are_named():
     with pytest.raises(TypeError, match="results"):
         results_markdown([{"name": "not a result"}])
     assert isinstance(BenchResult.from_dict(compare({"a": _ok}, ours="a", repeats=2).to_dict()), BenchResult)
+
+
+def test_extra_tables_are_stored_and_the_markdown_regenerates_from_json(tmp_path):
+    from paperworks.core.bench import render_results_file
+
+    res = compare({"a": lambda: None, "b": lambda: None}, ours="a", repeats=3, warmup=1, number=1)
+    quality = "| method | NDCG@10 |\n| --- | --- |\n| a | 0.31 |"
+    js, md = write_results(res, tmp_path, title="T", tables={"Quality on the same inputs": quality})
+    assert "## Quality on the same inputs" in md.read_text() and "| a | 0.31 |" in md.read_text()
+    assert render_results_file(tmp_path) == md.read_text() == render_results_file(js)

@@ -1,5 +1,8 @@
 """Data generators, determinism, and the quick reproduction."""
 
+import dataclasses
+import json
+
 import numpy as np
 import pytest
 
@@ -12,7 +15,8 @@ from paperworks.angular_mean import (
     long_run_agreement,
     preference_dataset,
 )
-from paperworks.angular_mean.experiments import AngularMeanExperiment
+from paperworks.angular_mean.experiments import AngularMeanConfig, AngularMeanExperiment
+from paperworks.core.claims import INCONCLUSIVE_1_SEED
 
 
 def test_high_disagreement_instance_structure():
@@ -61,3 +65,40 @@ def test_quick_experiment_runs_and_is_deterministic():
     assert len(report.tables) == 3
     again = exp.run_seed(0, quick=True, progress=__import__("paperworks.core").core.Progress(enabled=False))
     assert again == report.per_seed[0]
+    # one seed, no per-seed standard error: no interval, so no verdict either way
+    by_key = {r.claim.key: r for r in report.claims}
+    assert all(r.verdict == INCONCLUSIVE_1_SEED and r.lo is None for r in report.claims)
+    # ... but the estimates of the theorem-backed claims sit on the predicted side
+    assert by_key["angular_long_run_ip"].estimate >= 1.0
+    assert by_key["per_batch_impossible"].estimate > 0.0
+    assert by_key["per_batch_gap_shrinks"].estimate <= 0.5
+    # the recorded configuration is the quick one, as JSON data
+    assert report.config == json.loads(json.dumps(dataclasses.asdict(exp.config(True))))
+    assert report.config["n_instances"] == 8 and report.config["batch_sizes"] == [2, 4, 8, 16, 32, 64, 128]
+
+
+def test_config_quick_and_full_are_one_frozen_dataclass():
+    exp = AngularMeanExperiment()
+    quick, full = exp.config(True), exp.config(False)
+    assert type(quick) is type(full) is AngularMeanConfig
+    assert dataclasses.is_dataclass(quick) and type(quick).__dataclass_params__.frozen
+    assert full == AngularMeanConfig() and quick != full
+    assert quick.n_instances < full.n_instances and quick.n_batches < full.n_batches
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        quick.n_instances = 1  # type: ignore[misc]
+    with pytest.raises(ValueError, match="n_batches"):
+        AngularMeanConfig(n_batches=0)
+    with pytest.raises(ValueError, match="batch_sizes"):
+        AngularMeanConfig(batch_sizes=(2, 8))
+    with pytest.raises(ValueError, match="minority_range"):
+        AngularMeanConfig(minority_range=(0.3, 0.6))
+
+
+def test_claims_declare_pairing_and_kind():
+    claims = {c.key: c for c in AngularMeanExperiment.claims}
+    # comparisons of rules on the same seed and items are paired
+    assert claims["homogeneous_alike"].paired and claims["disagreement_angular_better"].paired
+    # the preference data and the prior-work statement are not the paper's evidence
+    for key in ("arith_majoritarian", "homogeneous_alike", "disagreement_angular_better"):
+        assert claims[key].kind == "mechanism"
+    assert AngularMeanExperiment.default_seeds >= 5

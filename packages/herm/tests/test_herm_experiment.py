@@ -1,11 +1,52 @@
+import dataclasses
+import math
+
+import pytest
 import torch
 
 from paperworks.herm import NeuralMessenger, SceneConfig, sample_episodes
-from paperworks.herm.experiments import CHANNELS, METHODS, HermExperiment
+from paperworks.herm.experiments import CHANNELS, METHODS, QUICK, HermConfig, HermExperiment
 
 
-def test_quick_experiment_report_structure_and_sanity():
-    report = HermExperiment().run(quick=True, seeds=1)
+def _plain(v):
+    """A config value as the report stores it: tuples become lists, recursively."""
+    if isinstance(v, dict):
+        return {k: _plain(x) for k, x in v.items()}
+    if isinstance(v, tuple | list):
+        return [_plain(x) for x in v]
+    return v
+
+
+@pytest.fixture(scope="module")
+def quick_report():
+    return HermExperiment().run(quick=True, seeds=1)
+
+
+def test_config_quick_and_full_are_one_frozen_dataclass(quick_report):
+    exp = HermExperiment()
+    quick, full = exp.config(True), exp.config(False)
+    assert type(quick) is type(full) is HermConfig and quick is QUICK
+    assert type(quick).__dataclass_params__.frozen
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        quick.dim = 3
+    assert quick != full and full == HermConfig()
+    assert quick_report.config == _plain(dataclasses.asdict(quick))
+    assert quick_report.config["dim"] == 512 and quick_report.config["n_eval"] == 200
+
+
+def test_config_validation():
+    with pytest.raises(ValueError, match="dim"):
+        HermConfig(dim=0)
+    with pytest.raises(ValueError, match="false_alarm"):
+        HermConfig(false_alarm=1.5)
+    with pytest.raises(ValueError, match="channels"):
+        HermConfig(channels=(("awgn0", CHANNELS["awgn0"]),))  # no clean channel
+    with pytest.raises(ValueError, match="cap_snr_db"):
+        HermConfig(cap_snr_db=(math.nan,))
+
+
+def test_quick_experiment_report_structure_and_sanity(quick_report):
+    report = quick_report
     assert [c.claim.key for c in report.claims] == [
         "task_success",
         "decoding_accuracy",
@@ -22,6 +63,20 @@ def test_quick_experiment_report_structure_and_sanity():
     assert s["superposition_clean_success"] < 0.5  # entanglement: associations are lost
     assert s["capacity_abs_err"] < 0.05
     assert "Task success by channel" in report.tables
+    # one seed: no interval, so no claim can hold or fail; the estimates of the claims that the full
+    # run supports are on the predicate's side even in the quick run
+    verdicts = {c.claim.key: c for c in report.claims}
+    assert {c.verdict for c in report.claims} == {"inconclusive (1 seed)"}
+    assert all(c.lo is None and c.n == 1 for c in report.claims)
+    assert verdicts["exact_clean"].estimate == 1.0
+    assert verdicts["readable"].estimate >= 0.95
+    assert verdicts["capacity_theory"].estimate <= 0.03
+    assert verdicts["task_success"].claim.paired and verdicts["decoding_accuracy"].claim.paired
+    assert {verdicts[k].claim.kind for k in ("exact_clean", "readable", "capacity_theory")} == {"mechanism"}
+    # the comparative margins are per-seed differences of the formats on the same episodes
+    noisy = [c for c in CHANNELS if c != "clean"]
+    margin = min(s[f"herm_{c}_success"] - s[f"{b}_{c}_success"] for c in noisy for b in METHODS[1:4])
+    assert verdicts["task_success"].estimate == pytest.approx(margin)
     assert "| herm |" in report.tables["Task success by channel"]
 
 

@@ -1,8 +1,18 @@
-"""The quick reproduction: structure, sanity and seeded determinism."""
+"""The quick reproduction: structure, sanity, verdicts on intervals and seeded determinism."""
+
+import dataclasses
+import json
 
 import numpy as np
+import pytest
 
-from paperworks.pandoras_router.experiments import PandorasRouterExperiment, run_domain
+from paperworks.core.claims import HOLDS, INCONCLUSIVE_1_SEED
+from paperworks.pandoras_router.experiments import (
+    QUICK,
+    PandorasRouterConfig,
+    PandorasRouterExperiment,
+    run_domain,
+)
 
 
 def test_run_domain_is_deterministic_per_seed():
@@ -32,3 +42,38 @@ def test_quick_experiment_report():
     assert "Pandora's Bidder (multi_llm test split)" in report.tables
     md = report.to_markdown()
     assert "multi_llm_matches_exhaustive" in md
+    # one seed, no per-seed standard error: no interval, so no verdict either way
+    assert all(r.verdict == INCONCLUSIVE_1_SEED and r.lo is None for r in report.claims)
+    # the recorded configuration is the quick one, as JSON data
+    assert report.config == json.loads(json.dumps(dataclasses.asdict(exp.config(True))))
+    assert report.config["n_queries"] == 600 and report.config["embedding"] == "hashing"
+
+
+def test_quick_verdicts_on_three_seeds():
+    """Three quick seeds (about a second): the wide-margin claims hold on their paired intervals."""
+    report = PandorasRouterExperiment(embed="hashing").run(quick=True, seeds=3)
+    res = {r.claim.key: r for r in report.claims}
+    for d in ("multi_llm", "retrieval", "reasoning"):
+        for key in (f"{d}_matches_exhaustive", f"{d}_beats_cheap"):
+            assert res[key].n == 3 and res[key].verdict == HOLDS, (key, res[key])
+            assert res[key].claim.paired
+        # calls: the interval sits below exhaustive's (a ratio of 1) whatever the verdict on 0.4
+        assert res[f"{d}_fewer_calls"].hi < 1.0
+
+
+def test_config_quick_and_full_are_one_frozen_dataclass():
+    exp = PandorasRouterExperiment(embed="hashing")
+    quick, full = exp.config(True), exp.config(False)
+    assert type(quick) is type(full) is PandorasRouterConfig
+    assert type(quick).__dataclass_params__.frozen
+    assert quick == QUICK and full == dataclasses.replace(PandorasRouterConfig(), embedding="hashing")
+    assert quick.n_queries < full.n_queries
+    assert PandorasRouterExperiment(embed="minilm").config(True).embedding == "minilm"
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        quick.lam = 3.0  # type: ignore[misc]
+    with pytest.raises(ValueError, match="embedding"):
+        PandorasRouterConfig(embedding="bert")
+    with pytest.raises(ValueError, match="train_fraction"):
+        PandorasRouterConfig(train_fraction=1.0)
+    with pytest.raises(ValueError, match="embed"):
+        PandorasRouterExperiment(embed="bert")

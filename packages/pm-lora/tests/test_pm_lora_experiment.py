@@ -1,10 +1,28 @@
+import dataclasses
 import math
 
-from paperworks.pm_lora.experiments import METHODS, PMLoRAExperiment
+import pytest
+
+from paperworks.pm_lora import TrainConfig
+from paperworks.pm_lora.experiments import METHODS, QUICK, PMLoRAExperiment, PMLoRARunConfig
 
 
-def test_quick_experiment_report():
-    report = PMLoRAExperiment().run(quick=True, seeds=1)
+def _plain(v):
+    """A config value as the report stores it: tuples become lists, recursively."""
+    if isinstance(v, dict):
+        return {k: _plain(x) for k, x in v.items()}
+    if isinstance(v, tuple | list):
+        return [_plain(x) for x in v]
+    return v
+
+
+@pytest.fixture(scope="module")
+def quick_report():
+    return PMLoRAExperiment().run(quick=True, seeds=1)
+
+
+def test_quick_experiment_report(quick_report):
+    report = quick_report
     assert len(report.claims) == 4 and report.per_seed
     m = report.per_seed[0]
     for name in METHODS:
@@ -17,4 +35,43 @@ def test_quick_experiment_report():
     assert m["pm_lora_orth_error"] < 1e-4
     assert m["per_task_lora_bwt"] == 0.0
     assert "Stored adapter parameters vs number of tasks" in report.tables
-    assert report.claims[0].holds and report.claims[1].holds
+    claims = {c.claim.key: c for c in report.claims}
+    # the parameter counts are exact claims: judged on the value, so they hold on one seed too
+    for key in ("constant_params", "olora_grows"):
+        assert claims[key].claim.exact and claims[key].verdict == "holds"
+    # the comparative claims are paired differences with SeqLoRA / O-LoRA; one seed gives no interval
+    less, acc = claims["less_forgetting"], claims["acc_vs_olora"]
+    assert less.claim.paired and less.claim.baseline == "seq_lora_bwt"
+    assert acc.claim.paired and acc.claim.baseline == "o_lora_acc"
+    assert less.verdict == acc.verdict == "inconclusive (1 seed)" and less.lo is None
+    assert less.estimate == pytest.approx(m["pm_lora_bwt"] - m["seq_lora_bwt"])
+    assert less.estimate == pytest.approx(m["pm_minus_seq_bwt"])
+    assert acc.estimate == pytest.approx(m["pm_minus_olora_acc"])
+    assert less.estimate > 0.0  # the expected side on the quick run's seed
+
+
+def test_config_quick_and_full_are_one_frozen_dataclass(quick_report):
+    exp = PMLoRAExperiment()
+    quick, full = exp.config(True), exp.config(False)
+    assert type(quick) is type(full) is PMLoRARunConfig and quick is QUICK
+    assert type(quick).__dataclass_params__.frozen
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        quick.n_tasks = 4
+    assert quick != full and full == PMLoRARunConfig()
+    assert quick_report.config == _plain(dataclasses.asdict(quick))
+    assert quick_report.config["n_tasks"] == 3 and quick_report.config["train"]["steps"] == 50
+    # the quick run really ran with these settings: 3 tasks, the configured ranks
+    assert quick_report.per_seed[0]["pm_lora_params_last"] == 16 * (64 + 128) + 16 * (128 + 128)
+
+
+def test_run_config_validation():
+    with pytest.raises(ValueError, match="task_rank"):
+        PMLoRARunConfig(rank=4, task_rank=8)
+    with pytest.raises(ValueError, match="scaling_tasks"):
+        PMLoRARunConfig(scaling_tasks=(5, 10))
+    with pytest.raises(ValueError, match="n_tasks"):
+        PMLoRARunConfig(n_tasks=1)
+    with pytest.raises(TypeError, match="train"):
+        PMLoRARunConfig(train={"steps": 3})
+    with pytest.raises(ValueError, match="steps"):
+        PMLoRARunConfig(train=TrainConfig(steps=0))

@@ -1,13 +1,22 @@
-"""The quick reproduction: report structure, the regret slope, sanity of every metric."""
+"""The quick reproduction: report structure, the regret slope, sanity of every metric, its config."""
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import math
 
 import numpy as np
 import pytest
 
-from paperworks.squarecb_comb.experiments import SquareCBCombExperiment, loglog_slope
+from paperworks.core.claims import INCONCLUSIVE_1_SEED, SlopeClaim
+from paperworks.squarecb_comb.experiments import (
+    QUICK,
+    REGRET_PERMILLE,
+    SquareCBCombExperiment,
+    SquareCBCombExperimentConfig,
+    loglog_slope,
+)
 
 
 def test_loglog_slope_recovers_a_power_law() -> None:
@@ -15,6 +24,34 @@ def test_loglog_slope_recovers_a_power_law() -> None:
     assert loglog_slope(t, 3.0 * t**0.5) == pytest.approx(0.5)
     with pytest.raises(ValueError, match="positive"):
         loglog_slope(t, -t)
+
+
+def test_config_quick_and_full_are_one_frozen_dataclass() -> None:
+    exp = SquareCBCombExperiment()
+    quick, full = exp.config(True), exp.config(False)
+    assert type(quick) is type(full) is SquareCBCombExperimentConfig and quick is QUICK
+    assert type(quick).__dataclass_params__.frozen and quick != full
+    assert full == SquareCBCombExperimentConfig()
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        quick.horizon = 10  # type: ignore[misc]
+    for bad in (
+        {"horizon": 750},  # checkpoints would not be whole rounds
+        {"gamma_scale": 0.0},
+        {"grid": ((5, 3),)},
+        {"grid": ((1, 20),)},  # timing_rounds=0 needs (10, 1000) in the grid
+        {"misspec_methods": ("linucb",)},
+        {"epsilon": 2.0},
+    ):
+        with pytest.raises(ValueError, match=next(iter(bad))):
+            SquareCBCombExperimentConfig(**bad)
+
+
+def test_claim_declarations() -> None:
+    by_key = {c.key: c for c in SquareCBCombExperiment.claims}
+    slope = by_key["regret_sqrt_T"]
+    assert isinstance(slope, SlopeClaim) and slope.band == (0.35, 0.65) and slope.kind == "mechanism"
+    assert slope.sizes == REGRET_PERMILLE
+    assert by_key["beats_baselines"].paired and by_key["per_round_time"].machine_dependent
 
 
 @pytest.fixture(scope="module")
@@ -29,7 +66,10 @@ def test_quick_report_structure(report) -> None:
         "beats_baselines",
         "per_round_time",
     ]
-    assert all(c.measured is not None and math.isfinite(c.measured.mean) for c in report.claims)
+    assert all(math.isfinite(c.estimate) for c in report.claims)
+    expected = dataclasses.asdict(SquareCBCombExperiment().config(True))
+    assert report.config == json.loads(json.dumps(expected))  # tuples become lists
+    assert report.config["grid"] == [[1, 20], [3, 100]]  # tuples become lists
     assert set(report.tables) == {
         "Realisable: final cumulative regret R_T (mean ± std over seeds)",
         "Misspecified (m=3, A=100): final cumulative regret",
@@ -37,6 +77,19 @@ def test_quick_report_structure(report) -> None:
     assert "| (3, 100) |" in next(iter(report.tables.values()))
     md = report.to_markdown()
     assert "## Claims" in md and "regret_sqrt_T" in md
+
+
+def test_quick_verdicts_with_one_seed(report) -> None:
+    res = {c.claim.key: c for c in report.claims}
+    assert all(c.verdict == INCONCLUSIVE_1_SEED for c in report.claims)
+    # the slope claim's estimate is the mean of the per-configuration slopes (same fit points up to
+    # rounding of the checkpoints); sublinear (the 500-round quick slope is not judged against the band)
+    s = report.per_seed[0]
+    assert res["regret_sqrt_T"].estimate == pytest.approx(s["slope_T_mean"], abs=0.02)
+    assert 0.2 < res["regret_sqrt_T"].estimate < 0.8
+    # its one-seed interval is the regression's own (12 points), so it exists even with one seed
+    assert res["regret_sqrt_T"].lo < res["regret_sqrt_T"].estimate < res["regret_sqrt_T"].hi
+    assert res["per_round_time"].estimate < 1000.0
 
 
 def test_quick_regret_is_sublinear_with_slope_near_half(report) -> None:

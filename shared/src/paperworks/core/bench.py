@@ -46,6 +46,7 @@ __all__ = [
     "load_results",
     "pin_threads",
     "results_markdown",
+    "render_results_file",
     "write_results",
 ]
 
@@ -542,26 +543,41 @@ def _machine() -> dict[str, Any]:
 
 
 def results_markdown(
-    results: BenchResult | Sequence[BenchResult], title: str | None = "Benchmarks", *, machine: bool = True
+    results: BenchResult | Sequence[BenchResult],
+    title: str | None = "Benchmarks",
+    *,
+    machine: bool = True,
+    tables: Mapping[str, str] | None = None,
 ) -> str:
-    """Markdown tables of ``results`` (one section each), then the machine record when ``machine``."""
+    """Markdown tables of ``results`` (one section each), extra ``tables`` (title -> markdown, e.g.
+    quality side by side on the same inputs), then the machine record when ``machine``."""
     results = _as_list(results)
     parts = [f"# {title}", ""] if title else []
     for r in results:
         parts += [_result_markdown(r), ""]
+    for name, table in (tables or {}).items():
+        parts += [f"## {name}", "", table.strip(), ""]
     if machine and results:
         parts += ["## Machine", "", *_machine_lines(results), ""]
     return "\n".join(parts).rstrip() + "\n"
 
 
 def write_results(
-    results: BenchResult | Sequence[BenchResult], folder: str | os.PathLike[str], *, title: str = "Benchmarks"
+    results: BenchResult | Sequence[BenchResult],
+    folder: str | os.PathLike[str],
+    *,
+    title: str = "Benchmarks",
+    tables: Mapping[str, str] | None = None,
 ) -> tuple[Path, Path]:
-    """Write ``results.json`` and ``results.md`` into ``folder`` atomically (the JSON last)."""
+    """Write ``results.json`` and ``results.md`` into ``folder`` atomically (the JSON last).
+
+    ``tables``: extra markdown tables (title -> table) stored in the JSON and rendered after the timings.
+    """
     results = _as_list(results)
     folder = Path(folder)
-    md = atomic_write_text(folder / "results.md", results_markdown(results, title))
-    payload = {"schema": SCHEMA, "results": [r.to_dict() for r in results]}
+    tables = dict(tables or {})
+    md = atomic_write_text(folder / "results.md", results_markdown(results, title, tables=tables))
+    payload = {"schema": SCHEMA, "title": title, "tables": tables, "results": [r.to_dict() for r in results]}
     js = atomic_write_json(folder / "results.json", payload)
     return js, md
 
@@ -577,6 +593,17 @@ def load_results(path: str | os.PathLike[str]) -> list[BenchResult]:
     if not isinstance(data, dict) or data.get("schema") != SCHEMA:
         raise ValueError(f"{path}: not a paperworks bench results file (expected schema {SCHEMA!r})")
     return [BenchResult.from_dict(d) for d in data["results"]]
+
+
+def render_results_file(path: str | os.PathLike[str]) -> str:
+    """``results.md`` as :func:`write_results` renders it, from a ``results.json`` (or its folder)."""
+    import json
+
+    path = Path(path)
+    if path.is_dir():
+        path = path / "results.json"
+    data = json.loads(path.read_text())
+    return results_markdown(load_results(path), data.get("title", "Benchmarks"), tables=data.get("tables"))
 
 
 def _as_list(results: BenchResult | Sequence[BenchResult]) -> list[BenchResult]:

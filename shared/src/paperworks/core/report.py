@@ -219,7 +219,7 @@ def render_markdown(d: Mapping[str, Any]) -> str:
         + verdict_line(claims)
         + ".",
     ]
-    if d.get("seeds_note"):
+    if d.get("seeds_note") and not d["quick"]:
         parts += ["", f"Seeds: {d['seeds_note']}"]
     parts += ["", "## Claims", "", claims_table(claims)]
     notes = [f"- {c['key']}: {c['note']}" for c in claims if c.get("note")]

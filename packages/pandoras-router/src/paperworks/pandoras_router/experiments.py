@@ -13,6 +13,7 @@ with accurate (``sc = 0.02``) or noisy (``sc = 0.3``) competitors.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import ClassVar
 
@@ -35,14 +36,76 @@ from .domains import make_domain
 from .estimators import CheapValueEstimator, embed_texts, minilm_available
 from .router import RoutingResult, pandoras_route
 
-__all__ = ["PandorasRouterExperiment", "run_domain"]
+__all__ = ["QUICK", "PandorasRouterConfig", "PandorasRouterExperiment", "run_bidder", "run_domain"]
 
 DOMAIN_NAMES = ("multi_llm", "retrieval", "reasoning")
 POLICIES = ("router", "exhaustive", "cheap", "random", "uncertainty", "routellm", "oracle")
-LAM = 10.0
-CURVE_LAMS = (3.0, 10.0, 30.0)
-ROUTELLM_THRESHOLDS = (0.1, 0.3, 0.5, 0.7, 0.9)
-COMPETITOR_NOISE = {"acc": 0.02, "noisy": 0.3}
+EMBEDDINGS = ("minilm", "hashing")
+
+
+@dataclass(frozen=True)
+class PandorasRouterConfig:
+    """Settings of one run (defaults: the full run; :data:`QUICK`: ``--quick``).
+
+    ``n_queries`` per domain, split ``train_fraction`` / rest into train and test; ``embedding`` of
+    the query texts (``"minilm"``: the offline MiniLM encoder, ``"hashing"``: 128-d feature hashing);
+    ``lam``: willingness to pay (value units per dollar) of the headline comparison, ``curve_lams``
+    those of the quality-vs-cost sweep; ``routellm_thresholds``: the RouteLLM curve;
+    ``ridge_alpha``: the cheap head's ridge penalty; ``uncertainty_z``: the uncertainty-threshold
+    baseline's z; ``competitor_noise_accurate`` / ``_noisy``: the std of competing claims in the
+    Bidder's market.
+    """
+
+    n_queries: int = 2000
+    embedding: str = "minilm"
+    train_fraction: float = 0.6
+    lam: float = 10.0
+    curve_lams: tuple[float, ...] = (3.0, 10.0, 30.0)
+    routellm_thresholds: tuple[float, ...] = (0.1, 0.3, 0.5, 0.7, 0.9)
+    ridge_alpha: float = 1.0
+    uncertainty_z: float = 1.0
+    competitor_noise_accurate: float = 0.02
+    competitor_noise_noisy: float = 0.3
+
+    def __post_init__(self) -> None:
+        n = self.n_queries
+        if isinstance(n, bool) or not isinstance(n, int) or n < 10:
+            raise ValueError(f"PandorasRouterConfig.n_queries: expected an int >= 10, got {n!r}")
+        if self.embedding not in EMBEDDINGS:
+            raise ValueError(
+                f"PandorasRouterConfig.embedding: expected one of {EMBEDDINGS}, got {self.embedding!r}"
+            )
+        if not 0.0 < self.train_fraction < 1.0:
+            raise ValueError(
+                "PandorasRouterConfig.train_fraction: expected a number in (0, 1), "
+                f"got {self.train_fraction!r}"
+            )
+        for name in ("lam", "ridge_alpha", "competitor_noise_accurate", "competitor_noise_noisy"):
+            v = getattr(self, name)
+            if not (isinstance(v, int | float) and np.isfinite(v) and v > 0):
+                raise ValueError(f"PandorasRouterConfig.{name}: expected a positive finite number, got {v!r}")
+        if not (np.isfinite(self.uncertainty_z) and self.uncertainty_z >= 0):
+            raise ValueError(
+                "PandorasRouterConfig.uncertainty_z: expected a finite number >= 0, "
+                f"got {self.uncertainty_z!r}"
+            )
+        if not self.curve_lams or any(not (np.isfinite(x) and x > 0) for x in self.curve_lams):
+            raise ValueError(
+                f"PandorasRouterConfig.curve_lams: expected positive finite numbers, got {self.curve_lams!r}"
+            )
+        if any(not 0.0 <= t <= 1.0 for t in self.routellm_thresholds):
+            raise ValueError(
+                "PandorasRouterConfig.routellm_thresholds: expected probabilities in [0, 1], "
+                f"got {self.routellm_thresholds!r}"
+            )
+
+    @property
+    def competitor_noise(self) -> dict[str, float]:
+        """Label -> std of the competing claims: ``{"acc": ..., "noisy": ...}``."""
+        return {"acc": self.competitor_noise_accurate, "noisy": self.competitor_noise_noisy}
+
+
+QUICK = PandorasRouterConfig(n_queries=600, embedding="hashing")
 
 
 def _routellm_choice(
@@ -74,32 +137,40 @@ def _two_model_result(go_strong: np.ndarray, strong: int, weak: int, k: int) -> 
 
 
 def run_domain(
-    name: str, n: int, seed: int, *, embed: str, lams: tuple[float, ...] = (LAM,)
+    name: str,
+    n: int,
+    seed: int,
+    *,
+    embed: str,
+    lams: tuple[float, ...] | None = None,
+    config: PandorasRouterConfig | None = None,
 ) -> tuple[dict[str, float], dict[str, np.ndarray]]:
-    """One domain, one seed: metrics ``{policy}_{gross,net,calls,total_cost}`` at ``LAM``, curve
-    points ``curve_{policy}_lam{lam}_{quality,cost}``, and the arrays the bidder needs."""
+    """One domain, one seed: metrics ``{policy}_{gross,net,calls,total_cost}`` at ``config.lam``,
+    curve points ``curve_{policy}_lam{lam}_{quality,cost}`` for ``lams`` (default: ``config.lam``
+    alone), and the arrays the bidder needs. ``config``: the other settings (default: the full run's)."""
+    cfg = PandorasRouterConfig() if config is None else config
     data = make_domain(name, n, seed)
     X = embed_texts(data.texts, model=embed)
     # The linear algebra here is small: one BLAS thread is faster than several on a busy machine.
     with threadpool_limits(1, user_api="blas"):
-        return _run_domain(data, X, n, seed, lams)
+        return _run_domain(data, X, n, seed, (cfg.lam,) if lams is None else tuple(lams), cfg)
 
 
-def _run_domain(data, X, n, seed, lams):
+def _run_domain(data, X, n, seed, lams, cfg: PandorasRouterConfig):
     rng = np.random.default_rng(seed + 7919)
     perm = rng.permutation(n)
-    n_tr = int(0.6 * n)
+    n_tr = int(cfg.train_fraction * n)
     tr, te = perm[:n_tr], perm[n_tr:]
     eps = rng.normal(size=(te.size, data.quality.shape[1]))
     out: dict[str, float] = {}
     keep: dict[str, np.ndarray] = {}
-    lam_list = sorted(set(lams) | {LAM})
+    lam_list = sorted(set(lams) | {cfg.lam})
     k_count = data.quality.shape[1]
     # One ridge fit for every lam at once (columns stacked): the heads are independent per column.
     V_all = np.hstack([data.value(lam) for lam in lam_list])
-    est = CheapValueEstimator(alpha=1.0, random_state=seed).fit(X[tr], V_all[tr])
+    est = CheapValueEstimator(alpha=cfg.ridge_alpha, random_state=seed).fit(X[tr], V_all[tr])
     m_all, s_all = est.predict_belief(X[te])
-    V_lam = data.value(LAM)
+    V_lam = data.value(cfg.lam)
     clf, strong, weak, thr = _routellm_choice(X[tr], data.quality[tr], V_lam[tr], data.price[tr], X[te])
     q_te, p_te = data.quality[te], data.price[te]
     idx = np.arange(te.size)
@@ -116,21 +187,21 @@ def _run_domain(data, X, n, seed, lams):
             "exhaustive": exhaustive(m, s, data.tau, c, Y),
             "cheap": cheap_only(m),
             "random": random_subset(m, s, data.tau, c, Y, router.n_inspections, rng),
-            "uncertainty": uncertainty_threshold(m, s, data.tau, c, Y, z=1.0),
+            "uncertainty": uncertainty_threshold(m, s, data.tau, c, Y, z=cfg.uncertainty_z),
             "oracle": oracle(Vte),
         }
-        if lam == LAM:
+        if lam == cfg.lam:
             results["routellm"] = _two_model_result(clf.route(X[te], thr), strong, weak, k_count)
         for pol, res in results.items():
             ev = evaluate(res, Vte, p_te, 1.0 / lam)
-            if lam == LAM:
+            if lam == cfg.lam:
                 for key, val in ev.items():
                     out[f"{pol}_{key}"] = val
             out[f"curve_{pol}_lam{lam:g}_quality"] = float(q_te[idx, res.choice].mean())
             out[f"curve_{pol}_lam{lam:g}_cost"] = ev["total_cost"]
             out[f"curve_{pol}_lam{lam:g}_calls"] = ev["calls"]
-        if lam == LAM:
-            for t in ROUTELLM_THRESHOLDS:
+        if lam == cfg.lam:
+            for t in cfg.routellm_thresholds:
                 res = _two_model_result(clf.route(X[te], t), strong, weak, k_count)
                 out[f"curve_routellm_t{t:g}_quality"] = float(q_te[idx, res.choice].mean())
                 out[f"curve_routellm_t{t:g}_cost"] = evaluate(res, Vte, p_te, 1.0 / lam)["total_cost"]
@@ -150,13 +221,16 @@ def _run_domain(data, X, n, seed, lams):
     return out, keep
 
 
-def run_bidder(keep: dict[str, np.ndarray], seed: int) -> dict[str, float]:
+def run_bidder(
+    keep: dict[str, np.ndarray], seed: int, config: PandorasRouterConfig | None = None
+) -> dict[str, float]:
     """Pandora's Bidder vs never/always self-assessing, with accurate and noisy competitors."""
+    cfg = PandorasRouterConfig() if config is None else config
     rng = np.random.default_rng(seed + 104729)
     V, k = keep["V"], int(keep["strategic"])
     comp = np.delete(np.arange(V.shape[1]), k)
     out: dict[str, float] = {}
-    for label, noise in COMPETITOR_NOISE.items():
+    for label, noise in cfg.competitor_noise.items():
         claims = V[:, comp] + rng.normal(0, noise, (V.shape[0], comp.size))
         winner = comp[np.argmax(claims, axis=1)]
         price = claims.max(axis=1)
@@ -176,9 +250,13 @@ def run_bidder(keep: dict[str, np.ndarray], seed: int) -> dict[str, float]:
     return out
 
 
+_DOMAIN_NOTE = "our generative model of the paper's {d} domain (domains.py), not its data"
+
+
 def _domain_claims() -> tuple[Claim, ...]:
     claims: list[Claim] = []
     for d in DOMAIN_NAMES:
+        where = _DOMAIN_NOTE.format(d=d)
         claims += [
             Claim(
                 f"{d}_matches_exhaustive",
@@ -186,6 +264,10 @@ def _domain_claims() -> tuple[Claim, ...]:
                 f"{d}_quality_ratio",
                 ">=",
                 0.98,
+                note="gross value Router / exhaustive on the same test queries, beliefs and expensive "
+                f"readings (paired per seed); {where}",
+                paper_value="matches exhaustive",
+                paired=True,
             ),
             Claim(
                 f"{d}_fewer_calls",
@@ -194,6 +276,12 @@ def _domain_claims() -> tuple[Claim, ...]:
                 f"{d}_call_ratio",
                 "<=",
                 0.4,
+                note="expensive calls per query Router / exhaustive (exhaustive calls all K), same "
+                "queries (paired per seed); 0.4 is the issue's reading of 'far less often'. Review "
+                "(issue 28): the cheap std s_k is one constant per specialist and errors are treated "
+                f"as independent, which inflates the calls; {where}",
+                paper_value="far less often",
+                paired=True,
             ),
             Claim(
                 f"{d}_beats_cheap",
@@ -201,8 +289,12 @@ def _domain_claims() -> tuple[Claim, ...]:
                 f"{d}_net_gain_vs_cheap",
                 ">",
                 0.0,
+                note="net value Router - cheap-only on the same test queries (paired per seed); "
+                f"implied by the abstract's trade-off, not stated in it; {where}",
+                paired=True,
             ),
         ]
+    market = "our market model: one strategic specialist facing the best competing claim as its price"
     claims += [
         Claim(
             "bidder_efficiency_accurate",
@@ -211,6 +303,10 @@ def _domain_claims() -> tuple[Claim, ...]:
             "bidder_acc_eff_gain",
             ">",
             0.0,
+            note="efficiency VOI bidder - never self-assessing, same queries and competing claims "
+            f"(sd 0.02; paired per seed); {market}",
+            paper_value="improves efficiency",
+            paired=True,
         ),
         Claim(
             "bidder_utility_noisy",
@@ -219,6 +315,10 @@ def _domain_claims() -> tuple[Claim, ...]:
             "bidder_noisy_util_gain",
             ">",
             0.0,
+            note="specialist utility VOI bidder - never self-assessing, same queries and competing "
+            f"claims (sd 0.3; paired per seed); {market}",
+            paper_value="can increase utility",
+            paired=True,
         ),
         Claim(
             "bidder_efficiency_noisy",
@@ -226,6 +326,10 @@ def _domain_claims() -> tuple[Claim, ...]:
             "bidder_noisy_eff_gain",
             "<",
             0.0,
+            note="efficiency VOI bidder - never self-assessing, same queries and competing claims "
+            f"(sd 0.3; paired per seed); {market}, where its incentive aligns with welfare (issue 28)",
+            paper_value="at the expense of efficiency",
+            paired=True,
         ),
     ]
     return tuple(claims)
@@ -244,27 +348,37 @@ class PandorasRouterExperiment(Experiment):
     default_seeds: ClassVar[int] = 5
 
     def __init__(self, embed: str | None = None) -> None:
+        if embed is not None and embed not in EMBEDDINGS:
+            raise ValueError(f"embed: expected one of {EMBEDDINGS} or None, got {embed!r}")
         self.embed = embed
 
-    def _embedder(self, quick: bool) -> str:
+    def config(self, quick: bool) -> PandorasRouterConfig:
+        """QUICK or the full run's settings; the embedding is the one the run will use (``embed``
+        when given, else MiniLM in the full run when its package is installed, else hashing)."""
+        cfg = QUICK if quick else PandorasRouterConfig()
         if self.embed is not None:
-            return self.embed
-        return "minilm" if (not quick and minilm_available()) else "hashing"
+            return replace(cfg, embedding=self.embed)
+        if cfg.embedding == "minilm" and not minilm_available():
+            return replace(cfg, embedding="hashing")
+        return cfg
 
     def run_seed(self, seed: int, *, quick: bool, progress: Progress) -> dict[str, float]:
-        n = 600 if quick else 2000
-        embed = self._embedder(quick)
+        cfg = self.config(quick)
+        embed = cfg.embedding
         metrics: dict[str, float] = {"embedding_is_minilm": float(embed == "minilm")}
         keep_llm: dict[str, np.ndarray] = {}
         for name in progress.track(DOMAIN_NAMES, f"domains (embedding: {embed})"):
-            res, keep = run_domain(name, n, seed, embed=embed, lams=CURVE_LAMS)
+            res, keep = run_domain(name, cfg.n_queries, seed, embed=embed, lams=cfg.curve_lams, config=cfg)
             metrics.update({f"{name}_{k}": v for k, v in res.items()})
             if name == "multi_llm":
                 keep_llm = keep
-        metrics.update(run_bidder(keep_llm, seed))
+        metrics.update(run_bidder(keep_llm, seed, cfg))
         return metrics
 
     def tables(self, per_seed: list[dict[str, float]], quick: bool) -> dict[str, str]:
+        cfg = self.config(quick)
+        lam0, curve_lams, noise = cfg.lam, cfg.curve_lams, cfg.competitor_noise
+
         def cell(key: str, fmt: str = ".4f") -> str:
             vals = np.array([m[key] for m in per_seed])
             sd = vals.std(ddof=1) if vals.size > 1 else 0.0
@@ -282,14 +396,14 @@ class PandorasRouterExperiment(Experiment):
                     f"| {pol} | {cell(f'{d}_{pol}_gross')} | {cell(f'{d}_{pol}_net')} | "
                     f"{cell(f'{d}_{pol}_calls', '.2f')} | {cell(f'{d}_{pol}_total_cost', '.5f')} |"
                 )
-            tables[f"Routing on {d} (lam = {LAM:g}, test split, mean ± std over seeds)"] = "\n".join(rows)
+            tables[f"Routing on {d} (lam = {lam0:g}, test split, mean ± std over seeds)"] = "\n".join(rows)
         rows = [
             "| domain | lam | inspection cost / preposterior std | Router calls / query | "
             "exhaustive calls / query | call ratio |",
             "| --- | --- | --- | --- | --- | --- |",
         ]
         for d in DOMAIN_NAMES:
-            for lam in CURVE_LAMS:
+            for lam in curve_lams:
                 key = f"{d}_curve_{{}}_lam{lam:g}_calls"
                 ratio = np.array([m[key.format("router")] / m[key.format("exhaustive")] for m in per_seed])
                 rows.append(
@@ -302,11 +416,11 @@ class PandorasRouterExperiment(Experiment):
             "| competitors | strategy | efficiency | specialist utility | self-assess rate |",
             "| --- | --- | --- | --- | --- |",
         ]
-        for label in COMPETITOR_NOISE:
+        for label in noise:
             for strategy in ("voi", "never", "always"):
                 p = f"bidder_{label}_{strategy}"
                 rows.append(
-                    f"| {label} (sd {COMPETITOR_NOISE[label]:g}) | {strategy} | {cell(p + '_efficiency')} "
+                    f"| {label} (sd {noise[label]:g}) | {strategy} | {cell(p + '_efficiency')} "
                     f"| {cell(p + '_utility')} | {cell(p + '_self_assess_rate', '.3f')} |"
                 )
         tables["Pandora's Bidder (multi_llm test split)"] = "\n".join(rows)
@@ -317,14 +431,16 @@ class PandorasRouterExperiment(Experiment):
         if plt is None:
             return []
         s = report.summary
+        cfg = self.config(report.quick)
+        lam0, curve_lams, thresholds = cfg.lam, cfg.curve_lams, cfg.routellm_thresholds
         fig, axes = plt.subplots(1, len(DOMAIN_NAMES), figsize=(5 * len(DOMAIN_NAMES), 4))
         for ax, d in zip(axes, DOMAIN_NAMES):
             for pol in POLICIES:
                 if pol == "routellm":
-                    keys = [f"{d}_curve_routellm_t{t:g}" for t in ROUTELLM_THRESHOLDS]
-                    keys.append(f"{d}_curve_routellm_lam{LAM:g}")
+                    keys = [f"{d}_curve_routellm_t{t:g}" for t in thresholds]
+                    keys.append(f"{d}_curve_routellm_lam{lam0:g}")
                 else:
-                    keys = [f"{d}_curve_{pol}_lam{lam:g}" for lam in CURVE_LAMS]
+                    keys = [f"{d}_curve_{pol}_lam{lam:g}" for lam in curve_lams]
                 xs = [s[k + "_cost"].mean for k in keys]
                 ys = [s[k + "_quality"].mean for k in keys]
                 order = np.argsort(xs)
