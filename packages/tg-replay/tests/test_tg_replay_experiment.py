@@ -1,9 +1,12 @@
+import dataclasses
+import json
 import math
 
 import numpy as np
+import pytest
 
 from paperworks.tg_replay import TruncatedGeometricSampler, UniformSampler
-from paperworks.tg_replay.experiments import TGReplayExperiment, sampling_time_ratio
+from paperworks.tg_replay.experiments import QUICK, TGReplayConfig, TGReplayExperiment, sampling_time_ratio
 from paperworks.tg_replay.training import RunConfig, run_dqn
 
 
@@ -47,3 +50,44 @@ def test_quick_experiment_report_structure():
     assert math.isclose(m["tg_gain_low_minus_high"], m["tg_gain_low"] - m["tg_gain_high"])
     assert len(report.tables) == 2
     assert "| tg |" in report.to_markdown()
+    # one seed, no per-seed standard error: no interval, so no verdict either way
+    for r in report.claims:
+        assert r.n == 1 and r.verdict == "inconclusive (1 seed)" and r.lo is None
+        assert r.estimate == m[r.claim.metric]
+        assert r.claim.paired and not r.claim.exact
+    timing = {r.claim.key for r in report.claims if r.claim.machine_dependent}
+    assert timing == {"negligible_overhead"}
+    assert report.config == json.loads(json.dumps(dataclasses.asdict(exp.config(True))))
+
+
+def test_config_quick_and_full_are_one_frozen_dataclass():
+    exp = TGReplayExperiment()
+    quick, full = exp.config(True), exp.config(False)
+    assert type(quick) is type(full) is TGReplayConfig and quick is QUICK
+    assert type(quick).__dataclass_params__.frozen
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        quick.total_steps = 1
+    assert quick != full and full == TGReplayConfig()
+    assert exp.default_seeds >= 5
+    low, high = full.run_config("low"), full.run_config("high")
+    assert (low.batch_size, high.batch_size) == (full.batch_low, full.batch_high)
+    assert low.total_steps == full.total_steps and low.dqn == full.dqn
+    assert low.replay_volume < high.replay_volume
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        {"batch_low": 128, "batch_high": 8},
+        {"tg_mean_age_fraction": 0.0},
+        {"timing_repeats": 0},
+        {"learning_starts": -5},
+        {"total_steps": 0},
+        {"eps_end": 2.0},
+    ],
+)
+def test_config_rejects_bad_settings(bad):
+    with pytest.raises(ValueError):
+        TGReplayConfig(**bad)
+    with pytest.raises(ValueError, match="volume"):
+        QUICK.run_config("medium")
