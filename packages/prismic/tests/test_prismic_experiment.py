@@ -1,14 +1,16 @@
-"""The quick reproduction end to end (one seed): structure and sanity of the report; test-item isolation."""
+"""The quick reproduction end to end (one seed): structure and sanity of the report; test-item isolation;
+the run's configuration."""
 
+import dataclasses
 import math
 
 import numpy as np
 import pytest
 
-from paperworks.core import torch_threads
+from paperworks.core import INCONCLUSIVE_1_SEED, torch_threads
 from paperworks.prismic import EncoderConfig, GRPOConfig, HashedBowEmbedder, IntentDataConfig, SequenceData
 from paperworks.prismic import experiments as ex
-from paperworks.prismic.experiments import METHODS, PrismicExperiment
+from paperworks.prismic.experiments import BASELINES, METHODS, QUICK, PrismicConfig, PrismicExperiment
 
 
 @pytest.fixture(autouse=True)
@@ -43,8 +45,22 @@ def test_test_items_are_not_used_for_training_or_selection(monkeypatch):
     assert any(a[k] != b[k] for k in a if k.endswith("ndcg10"))  # the test items do reach the metrics
 
 
-def test_quick_reproduction_report():
-    report = PrismicExperiment().run(quick=True, seeds=1)
+@pytest.fixture(scope="module")
+def quick_report():
+    return PrismicExperiment().run(quick=True, seeds=1)
+
+
+def _lists(x):
+    """What a report's JSON-friendly config holds: tuples as lists."""
+    if isinstance(x, dict):
+        return {k: _lists(v) for k, v in x.items()}
+    if isinstance(x, list | tuple):
+        return [_lists(v) for v in x]
+    return x
+
+
+def test_quick_reproduction_report(quick_report):
+    report = quick_report
     assert report.seeds == [0]
     assert {c.claim.key for c in report.claims} == {
         "beats_baselines",
@@ -58,6 +74,51 @@ def test_quick_reproduction_report():
             assert 0.0 <= v <= m[f"{d}/{method}/recall10"] <= 1.0
         # the consolidated query beats a random ranking of the catalogue (10 / n_items hits) threefold
         assert m[f"{d}/consolidated/recall10"] > 3 * 10 / m[f"{d}/n_items"]
-    assert all(math.isfinite(c.measured.mean) for c in report.claims)
     assert any("NDCG@10" in t for t in report.tables)
     assert "| prismic |" in next(iter(report.tables.values()))
+
+
+def test_quick_claims_are_paired_and_one_seed_is_inconclusive(quick_report):
+    """Every claim is a per-seed paired difference; one seed gives no interval, so no verdict; the
+    estimate is the difference recomputed from the per-data-set metrics."""
+    m = quick_report.per_seed[0]
+    sets = QUICK.dataset_names
+
+    def ndcg(method):
+        return np.array([m[f"{d}/{method}/ndcg10"] for d in sets])
+
+    expected = {
+        "beats_baselines": (ndcg("prismic") - np.max([ndcg(b) for b in BASELINES], axis=0)).min(),
+        "gain_over_single_signal": (ndcg("prismic") - ndcg("prismic_single")).mean(),
+        "gain_over_no_distillation": (ndcg("prismic") - ndcg("consolidated")).mean(),
+    }
+    for c in quick_report.claims:
+        assert c.claim.paired and not c.claim.exact and c.claim.kind == "paper"
+        assert c.verdict == INCONCLUSIVE_1_SEED and not c.holds
+        assert c.n == 1 and c.lo is None and c.hi is None
+        assert math.isfinite(c.estimate)
+        assert c.estimate == pytest.approx(expected[c.claim.key], abs=1e-12)
+
+
+def test_config_quick_and_full_are_one_frozen_dataclass(quick_report):
+    exp = PrismicExperiment()
+    quick, full = exp.config(True), exp.config(False)
+    assert type(quick) is type(full) is PrismicConfig
+    assert dataclasses.is_dataclass(quick) and type(quick).__dataclass_params__.frozen
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        quick.embedder = "minilm"
+    assert full == PrismicConfig() and quick != full
+    assert full.dataset_names == ["focused", "multi_intent", "noisy", "large"]
+    assert quick_report.config == _lists(dataclasses.asdict(quick))
+    assert PrismicExperiment.default_seeds == 4 and "10-minute" in PrismicExperiment.seeds_note
+
+
+def test_config_rejects_bad_settings():
+    with pytest.raises(ValueError, match="embedder"):
+        PrismicConfig(embedder="bert")
+    with pytest.raises(ValueError, match="datasets"):
+        PrismicConfig(datasets=())
+    with pytest.raises(ValueError, match="distinct names"):
+        PrismicConfig(datasets=(IntentDataConfig(name="a"), IntentDataConfig(name="a")))
+    with pytest.raises(ValueError, match="encoder"):
+        PrismicConfig(encoder={"epochs": 3})

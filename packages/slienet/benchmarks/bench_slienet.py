@@ -47,7 +47,9 @@ from paperworks.slienet import (
     train_multi_exit,
     train_ztw,
 )
-from paperworks.slienet.experiments import BATCH_SIZE, BLOCKS_PER_STAGE, EPOCHS
+from paperworks.slienet.experiments import SlieConfig
+
+EXP = SlieConfig()  # the full reproduction's model and training budget
 
 ROUNDS = 2000
 BATCH = 64
@@ -70,9 +72,9 @@ def main() -> str:
     x, y = digits_images(16)
     tr, ca, te = split_indices(y, (0.6, 0.2, 0.2), 0)
     xtr, xca, xte = standardize(x[tr], x[ca], x[te])
-    init = resnet56(10, width=8, blocks_per_stage=BLOCKS_PER_STAGE, image_size=16, in_channels=1)
+    init = resnet56(10, width=8, blocks_per_stage=EXP.blocks_per_stage, image_size=16, in_channels=1)
     with torch_threads(1):
-        cfg = dict(epochs=EPOCHS, batch_size=BATCH_SIZE)
+        cfg = dict(epochs=EXP.epochs, batch_size=EXP.batch_size)
         slie = train_multi_exit(copy.deepcopy(init), xtr, y[tr], TrainConfig(mode="slie", **cfg), seed=0)
         sdn = train_multi_exit(copy.deepcopy(init), xtr, y[tr], TrainConfig(mode="sdn", **cfg), seed=0)
         van = train_multi_exit(copy.deepcopy(init), xtr, y[tr], TrainConfig(mode="vanilla", **cfg), seed=0)

@@ -1,9 +1,26 @@
+import dataclasses
 import math
 
+import pytest
 import torch
 
+from paperworks.core import INCONCLUSIVE_1_SEED
 from paperworks.slienet import TrainConfig, predict_all, resnet56, train_multi_exit
-from paperworks.slienet.experiments import SlieExperiment
+from paperworks.slienet.experiments import QUICK, SlieConfig, SlieExperiment
+
+
+@pytest.fixture(scope="module")
+def quick_report():
+    return SlieExperiment().run(quick=True, seeds=1)
+
+
+def _lists(x):
+    """What a report's JSON-friendly config holds: tuples as lists."""
+    if isinstance(x, dict):
+        return {k: _lists(v) for k, v in x.items()}
+    if isinstance(x, list | tuple):
+        return [_lists(v) for v in x]
+    return x
 
 
 def test_training_is_seeded():
@@ -18,8 +35,8 @@ def test_training_is_seeded():
     assert torch.equal(outs[0], outs[1])
 
 
-def test_quick_experiment_report():
-    report = SlieExperiment().run(quick=True, seeds=1)
+def test_quick_experiment_report(quick_report):
+    report = quick_report
     assert [c.claim.key for c in report.claims] == [
         "acc_vs_vanilla",
         "acc_vs_sdn",
@@ -39,6 +56,53 @@ def test_quick_experiment_report():
         assert math.isfinite(s[k]) and s[k] > 0
     assert s["latency_calls_per_variant"] == 200
     assert "Latency at batch size 1 (100-class models)" in report.tables
+
+
+def test_quick_claims_declarations_and_one_seed_verdicts(quick_report):
+    """One seed gives no interval: every claim is inconclusive (1 seed) with the per-seed value as its
+    estimate; the accuracy claims are paired differences recomputed from the per-data-set accuracies."""
+    m = quick_report.per_seed[0]
+    by_key = {c.claim.key: c for c in quick_report.claims}
+    for c in quick_report.claims:
+        assert c.verdict == INCONCLUSIVE_1_SEED and c.n == 1 and c.lo is None and c.hi is None
+        assert c.estimate == m[c.claim.metric]
+        assert not c.claim.exact and c.claim.kind == "paper"
+    for key in ("acc_vs_vanilla", "acc_vs_sdn", "latency_vs_vanilla", "sdn_slower"):
+        assert by_key[key].claim.paired
+    assert not by_key["zero_deadline_misses"].claim.paired
+    timing = {c.claim.key for c in quick_report.claims if c.claim.machine_dependent}
+    assert timing == {"latency_vs_vanilla", "sdn_slower", "zero_deadline_misses"}
+    d = ("digits", "gen100")
+    van = sum(m[f"{x}_acc_slie5"] - m[f"{x}_acc_vanilla"] for x in d) / 2
+    sdn = sum(m[f"{x}_acc_slie5"] - m[f"{x}_acc_sdn_dynamic"] for x in d) / 2
+    assert by_key["acc_vs_vanilla"].estimate == pytest.approx(100 * van, abs=1e-9)
+    assert by_key["acc_vs_sdn"].estimate == pytest.approx(100 * sdn, abs=1e-9)
+    assert by_key["latency_vs_vanilla"].estimate == pytest.approx(m["slie_p50_ms"] / m["vanilla_p50_ms"])
+
+
+def test_config_quick_and_full_are_one_frozen_dataclass(quick_report):
+    exp = SlieExperiment()
+    quick, full = exp.config(True), exp.config(False)
+    assert type(quick) is type(full) is SlieConfig
+    assert dataclasses.is_dataclass(quick) and type(quick).__dataclass_params__.frozen
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        quick.epochs = 16
+    assert full == SlieConfig() and quick == QUICK and quick != full
+    assert (full.epochs, full.batch_size, full.depth, full.latency_rounds) == (16, 64, 5, 10_000)
+    assert quick_report.config == _lists(dataclasses.asdict(quick))
+    assert quick_report.per_seed[0]["latency_calls_per_variant"] == quick.latency_rounds
+    assert SlieExperiment.default_seeds == 4 and "10-minute" in SlieExperiment.seeds_note
+
+
+def test_config_rejects_bad_settings():
+    with pytest.raises(ValueError, match="latency_engine"):
+        SlieConfig(latency_engine="tensorrt")
+    with pytest.raises(ValueError, match="split"):
+        SlieConfig(split=(0.5, 0.5, 0.5))
+    with pytest.raises(ValueError, match="digits_fraction"):
+        SlieConfig(digits_fraction=0.7)
+    with pytest.raises(ValueError, match="epochs"):
+        SlieConfig(epochs=0)
 
 
 def test_train_config_errors():

@@ -1,10 +1,28 @@
+import dataclasses
 import math
 
-from paperworks.taskkv.experiments import POLICIES, TaskKVExperiment
+import pytest
+
+from paperworks.core import INCONCLUSIVE_1_SEED
+from paperworks.taskkv.experiments import POLICIES, QUICK, TaskKVExperiment, TaskKVExperimentConfig
 
 
-def test_quick_experiment_report_structure_and_sanity():
-    report = TaskKVExperiment().run(quick=True, seeds=1)
+@pytest.fixture(scope="module")
+def quick_report():
+    return TaskKVExperiment().run(quick=True, seeds=1)
+
+
+def _lists(x):
+    """What a report's JSON-friendly config holds: tuples as lists."""
+    if isinstance(x, dict):
+        return {k: _lists(v) for k, v in x.items()}
+    if isinstance(x, list | tuple):
+        return [_lists(v) for v in x]
+    return x
+
+
+def test_quick_experiment_report_structure_and_sanity(quick_report):
+    report = quick_report
     assert [c.claim.key for c in report.claims] == [c.key for c in TaskKVExperiment.claims]
     m = report.per_seed[0]
     for name in POLICIES:
@@ -18,3 +36,55 @@ def test_quick_experiment_report_structure_and_sanity():
     assert all(math.isfinite(v) for v in m.values())
     md = report.to_markdown()
     assert "Success rate by policy" in md and "TaskKV" in md
+
+
+def test_quick_claims_declarations_and_one_seed_verdicts(quick_report):
+    """One seed gives no interval: every claim is inconclusive (1 seed); the comparative claims are
+    paired quantities recomputed here from the per-policy success rates."""
+    m = quick_report.per_seed[0]
+    by_key = {c.claim.key: c for c in quick_report.claims}
+    for c in quick_report.claims:
+        assert c.verdict == INCONCLUSIVE_1_SEED and c.n == 1 and c.lo is None and c.hi is None
+        assert c.estimate == m[c.claim.metric] and not c.claim.exact
+    paper = ("retains_full_cache", "beats_snapkv", "beats_heuristic", "dense_gain_from_fallback")
+    assert all(by_key[k].claim.paired and by_key[k].claim.kind == "paper" for k in paper)
+    assert by_key["classifier_detects_dense"].claim.kind == "mechanism"
+    assert by_key["beats_snapkv"].claim.paper_value == "5.0-7.9"
+    best = max(m["sr_h2o"], m["sr_streamingllm"], m["sr_recency"])
+    assert by_key["beats_heuristic"].estimate == pytest.approx(100 * (m["sr_taskkv"] - best))
+    assert by_key["beats_snapkv"].estimate == pytest.approx(100 * (m["sr_taskkv"] - m["sr_snapkv"]))
+    assert by_key["retains_full_cache"].estimate == pytest.approx(m["sr_taskkv"] / max(m["sr_full"], 1e-9))
+    gap = m["fallback_rate_dense"] - m["fallback_rate_sparse"]
+    assert by_key["classifier_detects_dense"].estimate == pytest.approx(gap)
+
+
+def test_config_quick_and_full_are_one_frozen_dataclass(quick_report):
+    exp = TaskKVExperiment()
+    quick, full = exp.config(True), exp.config(False)
+    assert type(quick) is type(full) is TaskKVExperimentConfig
+    assert dataclasses.is_dataclass(quick) and type(quick).__dataclass_params__.frozen
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        quick.n_train = 6000
+    assert full == TaskKVExperimentConfig() and quick == QUICK and quick != full
+    assert (full.n_train, full.train_steps, full.n_label, full.n_test, full.budget) == (
+        6000,
+        900,
+        500,
+        600,
+        0.2,
+    )
+    assert quick_report.config == _lists(dataclasses.asdict(quick))
+    m = quick_report.per_seed[0]
+    assert m["kv_tokens_full"] == quick.tasks.context_len
+    assert TaskKVExperiment.default_seeds == 5
+
+
+def test_config_rejects_bad_settings():
+    with pytest.raises(ValueError, match="budget"):
+        TaskKVExperimentConfig(budget=1.5)
+    with pytest.raises(ValueError, match="n_loo"):
+        TaskKVExperimentConfig(n_test=10, n_loo=16)
+    with pytest.raises(ValueError, match="n_train"):
+        TaskKVExperimentConfig(n_train=0)
+    with pytest.raises(ValueError, match="tasks"):
+        TaskKVExperimentConfig(tasks={"n_steps": 16})
