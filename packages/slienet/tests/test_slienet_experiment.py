@@ -91,7 +91,7 @@ def test_config_quick_and_full_are_one_frozen_dataclass(quick_report):
     assert (full.epochs, full.batch_size, full.depth, full.latency_rounds) == (16, 64, 5, 10_000)
     assert quick_report.config == _lists(dataclasses.asdict(quick))
     assert quick_report.per_seed[0]["latency_calls_per_variant"] == quick.latency_rounds
-    assert SlieExperiment.default_seeds == 4 and "10-minute" in SlieExperiment.seeds_note
+    assert SlieExperiment.default_seeds == 3 and "10-minute" in SlieExperiment.seeds_note
 
 
 def test_config_rejects_bad_settings():
