@@ -1,18 +1,66 @@
-"""The quick experiment: report structure, sanity and seeded determinism."""
+"""The quick experiment: its configuration, report structure, verdicts, and seeded determinism."""
 
+import dataclasses
+import json
 import math
 
 import numpy as np
+import pytest
 
-from paperworks.core import Progress
-from paperworks.truthful_calibration.experiments import TruthfulCalibrationExperiment
+from paperworks.core import HOLDS, INCONCLUSIVE_1_SEED, Progress
+from paperworks.truthful_calibration.experiments import (
+    QUICK,
+    TruthfulCalibrationConfig,
+    TruthfulCalibrationExperiment,
+)
+
+
+def test_config_quick_and_full_are_one_frozen_dataclass():
+    exp = TruthfulCalibrationExperiment()
+    quick, full = exp.config(True), exp.config(False)
+    assert type(quick) is type(full) is TruthfulCalibrationConfig
+    assert type(full).__dataclass_params__.frozen
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        full.truth_n = 1  # type: ignore[misc]
+    assert full == TruthfulCalibrationConfig() and quick == QUICK != full
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        {"truth_n": 0},
+        {"truth_reps": 1},
+        {"smooth_reps": 400},
+        {"multiclass_bins": 6},
+        {"datasets": ("mnist",)},
+        {"datasets": ()},
+        {"bin_counts": (10,)},
+        {"bin_counts": (5, 5, 10)},
+        {"test_size": 1.0},
+        {"ece_bins": True},
+    ],
+)
+def test_config_rejects_bad_settings(bad):
+    with pytest.raises(ValueError, match="TruthfulCalibrationConfig"):
+        TruthfulCalibrationConfig(**bad)
 
 
 def test_quick_run_report_structure():
     exp = TruthfulCalibrationExperiment()
     report = exp.run(quick=True, seeds=1)
     assert [c.claim.key for c in report.claims] == [c.key for c in exp.claims]
-    assert all(c.measured is not None and math.isfinite(c.measured.mean) for c in report.claims)
+    assert report.config == json.loads(json.dumps(dataclasses.asdict(exp.config(True))))
+    by_key = {c.claim.key: c for c in report.claims}
+    for c in report.claims:
+        assert c.n == 1 and math.isfinite(c.estimate)
+        assert c.estimate == report.per_seed[0][c.claim.metric]
+    # exact claims (identities of the construction) are judged on the values; the others need seeds
+    assert {k for k, c in by_key.items() if c.claim.exact} == {"truth_minimises_truthful", "blackwell"}
+    assert by_key["truth_minimises_truthful"].verdict == HOLDS
+    assert by_key["blackwell"].verdict == HOLDS
+    for key in ("nontruthful_gamed", "ranking_robustness", "ece_rankings_flip"):
+        assert by_key[key].verdict == INCONCLUSIVE_1_SEED and by_key[key].lo is None
+    assert by_key["nontruthful_gamed"].claim.paired and by_key["ranking_robustness"].claim.paired
     s = report.summary
     assert 0.0 <= s["truthful_truth_optimal_frac"].mean <= 1.0
     assert s["truth.tce_classwise.sharpen_T0.5"].mean > s["truth.tce_classwise.truth"].mean
@@ -25,11 +73,11 @@ def test_quick_run_report_structure():
 def test_same_seed_same_result():
     exp = TruthfulCalibrationExperiment()
     quiet = Progress(enabled=False)
-    a = exp._truthfulness(np.random.default_rng(7), True, quiet)
-    b = exp._truthfulness(np.random.default_rng(7), True, quiet)
+    a = exp._truthfulness(np.random.default_rng(7), QUICK, quiet)
+    b = exp._truthfulness(np.random.default_rng(7), QUICK, quiet)
     assert a == b
-    c = exp._blackwell(np.random.default_rng(7), True, quiet)
-    d = exp._blackwell(np.random.default_rng(7), True, quiet)
+    c = exp._blackwell(np.random.default_rng(7), QUICK, quiet)
+    d = exp._blackwell(np.random.default_rng(7), QUICK, quiet)
     assert c == d
     assert (
         exp._rank_table("iris", 3)["tce_classwise"].tolist()

