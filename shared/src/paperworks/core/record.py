@@ -96,7 +96,12 @@ def machine_record() -> dict[str, Any]:
         usable = len(os.sched_getaffinity(0))
     except AttributeError:
         usable = os.cpu_count()
+    try:
+        load = [round(x, 2) for x in os.getloadavg()]
+    except OSError:
+        load = None
     return {
+        "load_average": load,  # 1, 5, 15 min: timings and wall time move with it
         "python": platform.python_version(),
         "platform": platform.platform(),
         "machine": platform.machine(),

@@ -202,7 +202,8 @@ def _record_lines(record: Mapping[str, Any]) -> list[str]:
     if record.get("cpu"):
         lines.append(
             f"- machine: {record['cpu']}, {record.get('cpu_count', '?')} CPUs, "
-            f"python {record.get('python', '?')}, threads {record.get('threads', {})}"
+            f"python {record.get('python', '?')}, threads {record.get('threads', {})}, "
+            f"load average {record.get('load_average')}"
         )
     return lines
 
