@@ -10,12 +10,15 @@ import numpy as np
 import pytest
 
 from paperworks.core.claims import INCONCLUSIVE_1_SEED, SlopeClaim
+from paperworks.squarecb_comb import EnvironmentConfig, LinearOracle, SemiBanditEnvironment, SquareCBComb
 from paperworks.squarecb_comb.experiments import (
     QUICK,
     REGRET_PERMILLE,
+    ActLearnRound,
     SquareCBCombExperiment,
     SquareCBCombExperimentConfig,
     loglog_slope,
+    time_per_round,
 )
 
 
@@ -41,6 +44,7 @@ def test_config_quick_and_full_are_one_frozen_dataclass() -> None:
         {"grid": ((1, 20),)},  # timing_rounds=0 needs (10, 1000) in the grid
         {"misspec_methods": ("linucb",)},
         {"epsilon": 2.0},
+        {"timing_repeats": 1},
     ):
         with pytest.raises(ValueError, match=next(iter(bad))):
             SquareCBCombExperimentConfig(**bad)
@@ -52,6 +56,27 @@ def test_claim_declarations() -> None:
     assert isinstance(slope, SlopeClaim) and slope.band == (0.35, 0.65) and slope.kind == "mechanism"
     assert slope.sizes == REGRET_PERMILLE
     assert by_key["beats_baselines"].paired and by_key["per_round_time"].machine_dependent
+
+
+def test_act_learn_round_plays_one_round_per_call_on_a_cycled_pool() -> None:
+    env = SemiBanditEnvironment(EnvironmentConfig(50, 3, 4), seed=0)
+    agent = SquareCBComb(50, 3, LinearOracle(4), seed=0)
+    step = ActLearnRound(agent, env, pool=4)
+    assert len(step.contexts) == len(step.paid) == 4 and step.paid[0].shape == (50,)
+    assert set(np.unique(np.concatenate(step.paid))) <= {0.0, 1.0}
+    for _ in range(6):
+        step()
+    assert step.calls == 6 and agent.t_ == 6
+    with pytest.raises(ValueError, match="pool"):
+        ActLearnRound(agent, env, pool=0)
+
+
+def test_time_per_round_is_the_harness_median_in_seconds() -> None:
+    env = SemiBanditEnvironment(EnvironmentConfig(50, 3, 4), seed=0)
+    agent = SquareCBComb(50, 3, LinearOracle(4), seed=0)
+    s = time_per_round(agent, env, repeats=3)
+    assert 0 < s < 1.0
+    assert agent.t_ >= 5 + 3  # warm-up calls, then at least one call per timing
 
 
 @pytest.fixture(scope="module")
