@@ -22,9 +22,29 @@ def test_run_dqn_is_seeded_and_reports_replay_volume():
     assert r1.mean_relative_age < ru.mean_relative_age
 
 
-def test_sampling_time_ratio_is_finite():
-    t_tg, t_u, ratio = sampling_time_ratio(size=1000, repeats=20)
-    assert t_tg > 0 and t_u > 0 and math.isclose(ratio, t_tg / t_u)
+def test_sampling_time_ratio_uses_the_bench_harness(monkeypatch):
+    import paperworks.tg_replay.experiments as ex
+
+    seen = {}
+    real = ex.compare
+
+    def spy(sides, **kw):
+        res = real(sides, **kw)
+        seen.update(kw, sides=sorted(sides), result=res)
+        return res
+
+    monkeypatch.setattr(ex, "compare", spy)
+    t_tg, t_u, ratio = sampling_time_ratio(size=1000, repeats=20, seed=3)
+    assert seen["sides"] == ["tg", "uniform"] and seen["ours"] == "tg" and seen["peer"] == "uniform"
+    assert seen["repeats"] == 20 and seen["seed"] == 3 and seen["warmup"] >= 1
+    row = seen["result"].row()
+    assert len(row.side("tg").times_s) == len(row.side("uniform").times_s) == 20
+    # interleaved: both orders occur over the rounds
+    assert {o[0] for o in row.order} == {"tg", "uniform"}
+    # the claim's ratio is the harness's paired estimate (median of per-round ratios), not t_tg / t_u
+    assert ratio == seen["result"].ratio("uniform").estimate
+    assert math.isfinite(ratio) and ratio > 0
+    assert (t_tg, t_u) == (row.side("tg").median_s, row.side("uniform").median_s) and t_tg > 0 and t_u > 0
 
 
 def test_quick_experiment_report_structure():
@@ -81,6 +101,7 @@ def test_config_quick_and_full_are_one_frozen_dataclass():
         {"batch_low": 128, "batch_high": 8},
         {"tg_mean_age_fraction": 0.0},
         {"timing_repeats": 0},
+        {"timing_repeats": 1},
         {"learning_starts": -5},
         {"total_steps": 0},
         {"eps_end": 2.0},

@@ -652,8 +652,9 @@ def _result_markdown(r: BenchResult) -> str:
 def _machine_lines(results: Sequence[BenchResult]) -> list[str]:
     seen: list[dict[str, Any]] = []
     for r in results:
-        if r.machine not in seen:
-            seen.append(r.machine)
+        m = {k: v for k, v in r.machine.items() if k != "load_average"}  # load moves between comparisons
+        if m not in seen:
+            seen.append(m)
     out = []
     for m in seen:
         libs = ", ".join(f"{k} {m[k]}" for k in ("python", "numpy", "torch") if k in m)

@@ -7,20 +7,21 @@ re-matched at every buffer size to TG's expected recency (same recency, lower en
 volume is swept by the batch size: ``B = 8`` (V = 2 replayed transitions per environment step,
 low) and ``B = 128`` (V = 32, high). The score is the area under the greedy-evaluation curve
 (mean normalised return over evenly spaced checkpoints). A timing block measures TG against
-uniform sampling (indices + gather of a 256-transition batch from a 10^5 ring buffer), interleaved
-in one process. Settings: :class:`TGReplayConfig` (the full run; quick: :data:`QUICK`).
+uniform sampling (indices + gather of a 256-transition batch from a 10^5 ring buffer) with the
+core's bench harness (warm-up, interleaved rounds, median of per-round ratios). Settings:
+:class:`TGReplayConfig` (the full run; quick: :data:`QUICK`).
 """
 
 from __future__ import annotations
 
 import math
-import time
 from dataclasses import dataclass, field
 from typing import ClassVar
 
 import numpy as np
 
 from paperworks.core import Claim, Experiment, Paper, Progress
+from paperworks.core.bench import compare
 
 from .buffer import RingBuffer
 from .dqn import DQNConfig
@@ -44,8 +45,8 @@ class TGReplayConfig:
     ``eps_fraction`` of the budget, greedy evaluation on ``eval_envs`` episodes at ``n_evals``
     checkpoints, returns normalised by ``max_return``; ``dqn``: the learner's hyper-parameters.
     ``tg_mean_age_fraction``: TG's untruncated mean age as a fraction of the buffer (fixed before any
-    run). Timing block: ``timing_repeats`` interleaved ``timing_batch`` draws from a full
-    ``timing_buffer``.
+    run). Timing block: ``timing_repeats`` interleaved rounds (at least 2) of ``timing_batch``
+    draws from a full ``timing_buffer``.
     """
 
     env_id: str = "CartPole-v1"
@@ -78,9 +79,9 @@ class TGReplayConfig:
                 f"tg_mean_age_fraction: expected a fraction in (0, 1], got {self.tg_mean_age_fraction!r}"
             )
         for name in ("learning_starts", "timing_buffer", "timing_batch", "timing_repeats"):
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-                raise ValueError(f"{name}: expected a positive int, got {v!r}")
+            v, least = getattr(self, name), 2 if name == "timing_repeats" else 1
+            if isinstance(v, bool) or not isinstance(v, int) or v < least:
+                raise ValueError(f"{name}: expected an int >= {least}, got {v!r}")
         if not (math.isfinite(self.max_return) and self.max_return > 0):
             raise ValueError(f"max_return: expected a positive finite number, got {self.max_return!r}")
         self.run_config("low")  # RunConfig validates the rest
@@ -124,7 +125,13 @@ def _factory(name: str, mean_age_fraction: float):
 def sampling_time_ratio(
     size: int = 100_000, batch_size: int = 256, repeats: int = 300, seed: int = 0
 ) -> tuple[float, float, float]:
-    """Median seconds per sampled batch, TG and uniform interleaved: ``(t_tg, t_uniform, ratio)``."""
+    """TG against uniform sampling of a batch (indices + gather) from full ``size`` buffers.
+
+    Timed with :func:`paperworks.core.bench.compare` on ``buffer.sample(batch_size)`` of each: 2
+    warm-up calls, then ``repeats`` rounds in a shuffled order (seed ``seed``), each timing a batch of
+    calls calibrated to at least 1 ms, one thread. Returns ``(t_tg, t_uniform, ratio)``: the median
+    seconds per call of each and the median of the per-round ratios TG / uniform.
+    """
     rng = np.random.default_rng(seed)
     bufs = {}
     for name, sampler in (
@@ -135,15 +142,18 @@ def sampling_time_ratio(
         obs = rng.normal(size=(size, 4)).astype(np.float32)
         b.add(obs, rng.integers(0, 2, size), np.ones(size, np.float32), obs, np.zeros(size, np.float32))
         bufs[name] = b
-    times: dict[str, list[float]] = {"tg": [], "uniform": []}
-    for i in range(repeats):
-        order = ("tg", "uniform") if i % 2 == 0 else ("uniform", "tg")
-        for name in order:
-            t0 = time.perf_counter()
-            bufs[name].sample(batch_size)
-            times[name].append(time.perf_counter() - t0)
-    t_tg, t_u = float(np.median(times["tg"])), float(np.median(times["uniform"]))
-    return t_tg, t_u, t_tg / t_u
+    res = compare(
+        {name: (lambda b=b: b.sample(batch_size)) for name, b in bufs.items()},
+        ours="tg",
+        peer="uniform",
+        name="TG vs uniform: sample a batch (indices + gather)",
+        warmup=2,
+        repeats=repeats,
+        seed=seed,
+        threads=1,
+    )
+    row = res.row()
+    return row.side("tg").median_s, row.side("uniform").median_s, res.ratio("uniform").estimate
 
 
 class TGReplayExperiment(Experiment):
@@ -189,8 +199,9 @@ class TGReplayExperiment(Experiment):
             "tg_sample_time_ratio",
             "<=",
             1.2,
-            note="median time per 256-batch (indices + gather) from a 1e5 buffer, TG / uniform, "
-            "interleaved in one process; the 1.2 bound is the issue's reading of 'negligible'",
+            note="time per 256-batch (indices + gather) from a 1e5 buffer, TG / uniform: median of the "
+            "per-round ratios over interleaved rounds after warm-up (paperworks.core.bench.compare, one "
+            "thread); the 1.2 bound is the issue's reading of 'negligible'",
             paired=True,
             machine_dependent=True,
         ),
