@@ -1,33 +1,68 @@
-"""Side by side: PENEXLoss vs torch.nn.CrossEntropyLoss, forward + backward per batch, and memory.
+"""Side by side: PENEXLoss vs torch.nn.CrossEntropyLoss (the peer), forward + backward per batch.
 
-Batch 256, 10 to 10,000 classes, float32 on the CPU, one process, the two losses interleaved
-(alternating which runs first) with medians over repeats. Memory: bytes the loss keeps alive for
-backward (saved tensors of the autograd graph), measured with ``torch.autograd.graph.saved_tensors_hooks``.
-Writes a markdown table to ``benchmarks/results.md``.
+Batch 256 of float32 logits with 10, 100, 1,000 and 10,000 classes, CPU, one torch thread, one
+process. One :func:`paperworks.core.bench.compare` over the class counts: each side computes the loss
+of the same ``(256, C)`` logits and its gradient with respect to them (``torch.autograd.grad``, so
+nothing accumulates in ``.grad`` between calls). Before timing, the script asserts that both losses
+and gradients are finite and that PENEX's gradient matches the closed form ``rho exp(f) - alpha
+exp(-alpha f_y) e_y`` (over the batch mean).
 
-    python packages/penex/benchmarks/bench_penex.py [--repeats 30]
+Memory table (not a timing): the bytes each loss keeps alive for backward (the saved tensors of its
+autograd graph, the input logits excluded), counted with ``torch.autograd.graph.saved_tensors_hooks``
+on the same inputs.
+
+    uv run python packages/penex/benchmarks/bench_penex.py [--quick]
+    uv run paperworks bench penex [--quick]
+
+``--quick``: 10 classes only, 3 rounds after 1 warm-up call, results written to a temporary folder
+(the committed ``benchmarks/results.*`` are left alone) and printed.
 """
 
 from __future__ import annotations
 
 import argparse
-import platform
-import statistics
-import time
+import functools
+import tempfile
 from pathlib import Path
+from types import SimpleNamespace
 
 import torch
 from torch import nn
 
-from paperworks.core import atomic_write_text
+from paperworks.core.bench import compare, results_markdown, write_results
 from paperworks.penex import PENEXLoss
 
+CLASSES = (10, 100, 1000, 10_000)
+BATCH = 256
+REPEATS, WARMUP = 100, 3
+TITLE = "penex benchmarks"
+CE, PENEX = nn.CrossEntropyLoss(), PENEXLoss()
 
-def _time_once(loss_fn: nn.Module, f: torch.Tensor, y: torch.Tensor) -> float:
-    f.grad = None
-    t0 = time.perf_counter()
-    loss_fn(f, y).backward()
-    return time.perf_counter() - t0
+
+@functools.cache
+def make_input(c: int) -> SimpleNamespace:
+    """Logits ``(BATCH, c)`` (requiring grad) and targets, seeded by ``c``; built once per class count."""
+    g = torch.Generator().manual_seed(c)
+    f = torch.randn(BATCH, c, generator=g).requires_grad_()
+    y = torch.randint(0, c, (BATCH,), generator=g)
+    x = SimpleNamespace(f=f, y=y)
+    (grad,) = penex_side(x)
+    with torch.no_grad():
+        a = PENEX.sensitivity
+        ref = PENEX.penalty * torch.exp(f)
+        ref[torch.arange(BATCH), y] -= a * torch.exp(-a * f[torch.arange(BATCH), y])
+        ref /= BATCH
+    assert torch.allclose(grad, ref, rtol=1e-5, atol=1e-8), "PENEX gradient differs from the closed form"
+    assert all(bool(torch.isfinite(t).all()) for t in (*ce_side(x), grad))
+    return x
+
+
+def ce_side(x: SimpleNamespace) -> tuple[torch.Tensor, ...]:
+    return torch.autograd.grad(CE(x.f, x.y), x.f)
+
+
+def penex_side(x: SimpleNamespace) -> tuple[torch.Tensor, ...]:
+    return torch.autograd.grad(PENEX(x.f, x.y), x.f)
 
 
 def _saved_bytes(loss_fn: nn.Module, f: torch.Tensor, y: torch.Tensor) -> int:
@@ -44,46 +79,59 @@ def _saved_bytes(loss_fn: nn.Module, f: torch.Tensor, y: torch.Tensor) -> int:
     return sum(seen.values())
 
 
+def memory_table(classes: tuple[int, ...]) -> str:
+    rows = [
+        "| classes | CE saved for backward (KiB) | PENEX saved for backward (KiB) |",
+        "| --- | --- | --- |",
+    ]
+    for c in classes:
+        x = make_input(c)
+        b_ce, b_px = _saved_bytes(CE, x.f, x.y), _saved_bytes(PENEX, x.f, x.y)
+        rows.append(f"| {c:,} | {b_ce / 1024:.1f} | {b_px / 1024:.1f} |")
+    return "\n".join(rows) + (
+        f"\n\nBytes of the tensors each loss's autograd graph keeps for backward (the input logits "
+        f"excluded), batch {BATCH}, float32, the same inputs as the timings."
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeats", type=int, default=30)
-    parser.add_argument("--batch", type=int, default=256)
+    parser.add_argument("--quick", action="store_true", help="10 classes only, 3 rounds; temporary output")
     args = parser.parse_args()
-    torch.set_num_threads(1)
+    classes = CLASSES[:1] if args.quick else CLASSES
+    repeats, warmup = (3, 1) if args.quick else (REPEATS, WARMUP)
     torch.manual_seed(0)
-    ce, penex = nn.CrossEntropyLoss(), PENEXLoss()
-    rows = [
-        "| classes | CE fwd+bwd (ms) | PENEX fwd+bwd (ms) | ratio PENEX / CE "
-        "| CE saved (KiB) | PENEX saved (KiB) |",
-        "| --- | --- | --- | --- | --- | --- |",
-    ]
-    for c in (10, 100, 1000, 10_000):
-        f = torch.randn(args.batch, c).requires_grad_()
-        y = torch.randint(0, c, (args.batch,))
-        for _ in range(3):  # warm-up
-            _time_once(ce, f, y)
-            _time_once(penex, f, y)
-        t_ce, t_px = [], []
-        reps = args.repeats if c < 10_000 else max(5, args.repeats // 3)
-        for r in range(reps):
-            pair = ((ce, t_ce), (penex, t_px)) if r % 2 == 0 else ((penex, t_px), (ce, t_ce))
-            for fn, acc in pair:
-                acc.append(_time_once(fn, f, y))
-        m_ce, m_px = statistics.median(t_ce) * 1e3, statistics.median(t_px) * 1e3
-        b_ce, b_px = _saved_bytes(ce, f, y), _saved_bytes(penex, f, y)
-        rows.append(
-            f"| {c} | {m_ce:.3f} | {m_px:.3f} | {m_px / m_ce:.2f} | {b_ce / 1024:.1f} | {b_px / 1024:.1f} |"
+    results = [
+        compare(
+            {"PENEX": penex_side, "cross-entropy": ce_side},
+            make_input,
+            classes,
+            ours="PENEX",
+            peer="cross-entropy",
+            name="Loss forward + backward: PENEXLoss vs nn.CrossEntropyLoss",
+            warmup=warmup,
+            repeats=repeats,
+            threads=1,
+            size_label="classes",
+            note=(
+                f"Batch {BATCH}, float32 logits, CPU. Each call: the mean loss of the batch and its gradient "
+                "with respect to the logits (`torch.autograd.grad`). PENEX: alpha = rho = 1, clip 10 "
+                "(one custom autograd function in Python, with argument checks and a read of the largest "
+                "logit back to Python for the clip decision); cross-entropy: torch's fused log-softmax "
+                "+ NLL kernels."
+            ),
         )
-        print(rows[-1], flush=True)
-    header = (
-        f"Batch {args.batch}, float32, CPU ({platform.machine()}, 1 thread), torch "
-        f"{torch.__version__.split('+')[0]}; medians over {args.repeats} interleaved repeats "
-        f"({max(5, args.repeats // 3)} at 10,000 classes). Command: "
-        "`python packages/penex/benchmarks/bench_penex.py`\n\n"
-    )
-    table = header + "\n".join(rows) + "\n"
-    print(table)
-    atomic_write_text(Path(__file__).with_name("results.md"), table)
+    ]
+    tables = {"Memory kept for backward (same inputs)": memory_table(classes)}
+    if args.quick:
+        folder = Path(tempfile.mkdtemp(prefix="bench_penex_"))
+        write_results(results, folder, title=TITLE + " (quick)", tables=tables)
+        print(results_markdown(results, TITLE + " (quick)", tables=tables))
+        print(f"quick run: results written to {folder} (the committed results are unchanged)")
+    else:
+        js, md = write_results(results, Path(__file__).parent, title=TITLE, tables=tables)
+        print(md.read_text())
+        print(f"written: {js}, {md}")
 
 
 if __name__ == "__main__":

@@ -10,7 +10,14 @@ import torch
 from paperworks.core import INCONCLUSIVE_1_SEED, torch_threads
 from paperworks.penex.data import INTENTS, few_shot_split, load_tabular, make_text_task
 from paperworks.penex.experiments import PenexConfig, PENEXExperiment
-from paperworks.penex.training import Method, TrainConfig, accuracy, train_grid
+from paperworks.penex.training import (
+    Method,
+    TrainConfig,
+    accuracy,
+    make_train_step,
+    train_classifier,
+    train_grid,
+)
 
 
 def test_few_shot_split_counts_and_disjointness():
@@ -43,6 +50,37 @@ def test_grid_members_train_independently_and_deterministically():
     assert accuracy(a.member(3), xt, torch.from_numpy(s.y_test)) > 0.5
 
 
+def test_train_classifier_runs_the_step_the_cost_claim_times():
+    x, y = load_tabular("digits")
+    s = few_shot_split(x, y, 5, 5, seed=0, max_test=200)
+    cfg = TrainConfig(hidden=16, steps=7)
+    xt = torch.from_numpy(s.x_test)
+    with torch_threads(1):
+        for method in (Method("ce"), Method("penex", 1.0)):
+            model, per_step = train_classifier(s.x_train, s.y_train, 10, method, cfg, seed=3)
+            twin, step = make_train_step(s.x_train, s.y_train, 10, method, cfg, seed=3)
+            for _ in range(cfg.steps):
+                step()
+            assert per_step > 0
+            assert torch.equal(model(xt), twin.eval()(xt))
+
+
+def test_step_cost_is_timed_through_the_harness():
+    exp = PENEXExperiment()
+    cfg = dataclasses.replace(exp.config(True), cost_rounds=4, cost_steps=3, cost_warmup=1)
+    with torch_threads(1):
+        out = exp._step_cost(load_tabular("digits"), 0, cfg)
+    assert set(out) == {
+        "step_ms_ce",
+        "step_ms_penex",
+        "step_time_ratio",
+        "step_time_ratio_lo",
+        "step_time_ratio_hi",
+    }
+    assert out["step_ms_ce"] > 0 and out["step_ms_penex"] > 0
+    assert 0 < out["step_time_ratio_lo"] <= out["step_time_ratio"] <= out["step_time_ratio_hi"]
+
+
 def test_config_quick_and_full_are_one_frozen_dataclass():
     exp = PENEXExperiment()
     quick, full = exp.config(True), exp.config(False)
@@ -69,6 +107,9 @@ def test_config_quick_and_full_are_one_frozen_dataclass():
         {"margin_alpha": 0.3},  # not in the PENEX grid
         {"margin_budget": 7},  # not a run cell
         {"cost_alpha": -1.0},
+        {"cost_rounds": 1},  # the harness pairs rounds: an interval needs two
+        {"cost_warmup": -1},
+        {"cost_steps": 0},
     ],
 )
 def test_config_rejects_bad_settings(bad):

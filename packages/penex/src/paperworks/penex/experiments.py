@@ -7,12 +7,12 @@ per hyper-parameter of every method on the same data with the same optimiser and
 method's hyper-parameter on the shared validation set, and records its test accuracy. Methods:
 cross-entropy, label smoothing, confidence penalty, dropout, weight decay, PENEX (3 values each,
 quick mode 1). Margins: spectrally normalised training margins of CE vs PENEX (alpha = 1) on digits
-at 20 per class. Cost: seconds per training step of CE vs PENEX on one network, interleaved.
+at 20 per class. Cost: seconds per training step of CE vs PENEX on one network, through the core's
+bench harness (warmed up, interleaved rounds, median of per-round ratios).
 """
 
 from __future__ import annotations
 
-import statistics
 from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
@@ -21,11 +21,12 @@ import numpy as np
 import torch
 
 from paperworks.core import Claim, Experiment, Paper, Progress, Report, optional_pyplot, torch_threads
+from paperworks.core.bench import compare
 
 from .data import few_shot_split, load_tabular, make_text_task
 from .margins import margin_distribution, normalized_margins
 from .text import embed_texts, text_model_available
-from .training import GridMLP, Method, TrainConfig, train_classifier, train_grid
+from .training import GridMLP, Method, TrainConfig, make_train_step, train_grid
 
 __all__ = ["QUICK", "PENEXExperiment", "PenexConfig"]
 
@@ -62,8 +63,9 @@ class PenexConfig:
     hyper-parameter grid (label-smoothing epsilon, confidence-penalty beta, dropout probability,
     AdamW weight decay, PENEX sensitivity alpha; plain CE has none). Margins are measured in the
     ``(margin_dataset, margin_budget)`` cell at PENEX alpha ``margin_alpha`` (which must be in the
-    PENEX grid). Step cost: ``cost_rounds`` interleaved rounds of ``cost_steps`` steps each of CE and
-    of PENEX (alpha ``cost_alpha``) on digits at ``cost_budget`` points per class.
+    PENEX grid). Step cost (timed with :func:`paperworks.core.bench.compare`): after ``cost_warmup``
+    untimed steps each, ``cost_rounds`` interleaved rounds (order shuffled per round) of ``cost_steps``
+    steps each of CE and of PENEX (alpha ``cost_alpha``) on digits at ``cost_budget`` points per class.
     """
 
     datasets: tuple[str, ...] = DATASETS
@@ -82,8 +84,9 @@ class PenexConfig:
     margin_alpha: float = 1.0
     text_pool_per_class: int = 100
     cost_budget: int = 50
-    cost_rounds: int = 7
+    cost_rounds: int = 21
     cost_steps: int = 25
+    cost_warmup: int = 10
     cost_alpha: float = 1.0
 
     def __post_init__(self) -> None:
@@ -95,13 +98,15 @@ class PenexConfig:
         budgets = tuple(int(n) for n in self.budgets)
         if not budgets or len(set(budgets)) != len(budgets) or min(budgets) < 1:
             raise ValueError(f"PenexConfig.budgets: expected distinct positive integers, got {budgets}")
-        for name in ("n_val", "hidden", "steps", "text_pool_per_class", "cost_budget", "cost_rounds"):
+        for name in ("n_val", "hidden", "steps", "text_pool_per_class", "cost_budget", "cost_steps"):
             if int(getattr(self, name)) < 1:
                 raise ValueError(
                     f"PenexConfig.{name}: expected a positive integer, got {getattr(self, name)}"
                 )
-        if int(self.cost_steps) < 1 or not self.lr > 0:
-            raise ValueError("PenexConfig: expected cost_steps >= 1 and lr > 0")
+        if int(self.cost_rounds) < 2:  # the harness pairs rounds: an interval needs two
+            raise ValueError(f"PenexConfig.cost_rounds: expected an integer >= 2, got {self.cost_rounds}")
+        if int(self.cost_warmup) < 0 or not self.lr > 0:
+            raise ValueError("PenexConfig: expected cost_warmup >= 0 and lr > 0")
         _check_method("PenexConfig.cost_alpha", "penex", self.cost_alpha)
         object.__setattr__(self, "datasets", datasets)
         object.__setattr__(self, "budgets", budgets)
@@ -138,7 +143,7 @@ QUICK = PenexConfig(
     dropout=(0.3,),
     weight_decay=(0.1,),
     penex=(1.0,),
-    cost_rounds=3,
+    cost_rounds=7,
     cost_steps=15,
 )
 
@@ -185,8 +190,9 @@ class PENEXExperiment(Experiment):
             "step_time_ratio",
             "<=",
             1.25,
-            note="per seed, median seconds per training step PENEX / CE, same MLP and data, interleaved "
-            "(a paired ratio; moves with machine load)",
+            note="per seed, seconds per training step PENEX / CE, same MLP and data: the median of the "
+            "per-round ratios over warmed-up, interleaved rounds of the core's bench harness (a paired "
+            "ratio; moves with machine load)",
             paired=True,
             machine_dependent=True,
         ),
@@ -292,19 +298,39 @@ class PENEXExperiment(Experiment):
     def _step_cost(
         self, digits: tuple[np.ndarray, np.ndarray], seed: int, cfg: PenexConfig
     ) -> dict[str, float]:
+        """Seconds per training step of PENEX and CE through the core's bench harness.
+
+        One MLP per method from the same initial weights on the same digits split; each side's callable
+        is one full-batch AdamW step (:func:`make_train_step`, the step :func:`train_classifier` runs).
+        ``cost_warmup`` untimed steps per side, then ``cost_rounds`` rounds, each timing ``cost_steps``
+        consecutive steps of each side in a shuffled order; ``step_time_ratio`` is the median of the
+        per-round ratios PENEX / CE, with its bootstrap interval over rounds.
+        """
         split = few_shot_split(*digits, cfg.cost_budget, cfg.n_val, seed=seed)
         config = TrainConfig(hidden=cfg.hidden, steps=cfg.cost_steps, lr=cfg.lr)
-        a = cfg.cost_alpha
-        t_ce, t_px = [], []
-        for r in range(cfg.cost_rounds):  # interleaved, alternating which goes first
-            order = [("ce", 0.0), ("penex", a)] if r % 2 == 0 else [("penex", a), ("ce", 0.0)]
-            for name, v in order:
-                _, per_step = train_classifier(
-                    split.x_train, split.y_train, 10, Method(name, v), config, seed
-                )
-                (t_ce if name == "ce" else t_px).append(per_step)
-        ce, px = statistics.median(t_ce), statistics.median(t_px)
-        return {"step_ms_ce": 1e3 * ce, "step_ms_penex": 1e3 * px, "step_time_ratio": px / ce}
+        sides = {
+            name: make_train_step(split.x_train, split.y_train, 10, Method(name, v), config, seed)[1]
+            for name, v in (("penex", cfg.cost_alpha), ("ce", 0.0))
+        }
+        res = compare(
+            sides,
+            ours="penex",
+            peer="ce",
+            name="training step: PENEX vs CE",
+            warmup=cfg.cost_warmup,
+            repeats=cfg.cost_rounds,
+            number=cfg.cost_steps,
+            seed=seed,
+            threads=1,
+        )
+        row, ratio = res.row(), res.ratio()
+        return {
+            "step_ms_ce": 1e3 * row.side("ce").median_s,
+            "step_ms_penex": 1e3 * row.side("penex").median_s,
+            "step_time_ratio": ratio.estimate,
+            "step_time_ratio_lo": ratio.low,
+            "step_time_ratio_hi": ratio.high,
+        }
 
     # -- report -----------------------------------------------------------------------------------
     def tables(self, per_seed: list[dict[str, float]], quick: bool) -> dict[str, str]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -28,6 +29,7 @@ __all__ = [
     "TrainConfig",
     "accuracy",
     "make_objective",
+    "make_train_step",
     "train_classifier",
     "train_grid",
 ]
@@ -148,10 +150,14 @@ class _AdamW:
             p.addcdiv_(m, (v / c2).sqrt_().add_(eps), value=-self.lr / c1)
 
 
-def train_classifier(
+def make_train_step(
     x: np.ndarray, y: np.ndarray, n_classes: int, method: Method, config: TrainConfig, seed: int
-) -> tuple[MLP, float]:
-    """Train an :class:`MLP` with ``method``; returns the model and the mean seconds per step."""
+) -> tuple[MLP, Callable[[], None]]:
+    """A fresh :class:`MLP` (initialised from ``seed``) and ``step()``: one full-batch AdamW step.
+
+    :func:`train_classifier` runs ``config.steps`` of these steps; the experiment's step-cost claim times
+    the same ``step`` through :func:`paperworks.core.bench.compare`.
+    """
     torch.manual_seed(seed)
     dropout = method.value if method.name == "dropout" else 0.0
     model = MLP(x.shape[1], n_classes, config.hidden, dropout)
@@ -160,12 +166,24 @@ def train_classifier(
     objective = make_objective(method)
     xt, yt = torch.from_numpy(x), torch.from_numpy(y)
     model.train()
-    start = time.perf_counter()
-    for _ in range(config.steps):
+
+    def step() -> None:
         opt.zero_grad(set_to_none=True)
         loss = objective(model(xt), yt)
         loss.backward()
         opt.step()
+
+    return model, step
+
+
+def train_classifier(
+    x: np.ndarray, y: np.ndarray, n_classes: int, method: Method, config: TrainConfig, seed: int
+) -> tuple[MLP, float]:
+    """Train an :class:`MLP` with ``method``; returns the model and the mean seconds per step."""
+    model, step = make_train_step(x, y, n_classes, method, config, seed)
+    start = time.perf_counter()
+    for _ in range(config.steps):
+        step()
     per_step = (time.perf_counter() - start) / config.steps
     model.eval()
     return model, per_step
