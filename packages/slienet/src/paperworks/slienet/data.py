@@ -2,7 +2,8 @@
 
 - :func:`load_cifar100` reads the ``cifar-100-python`` folder users hold (``train``/``test`` pickles
   with ``b"data"`` (N, 3072) uint8 rows and ``b"fine_labels"``), returning ``(N, 3, 32, 32)`` float32 in
-  [0, 1] and int64 labels.
+  [0, 1] and int64 labels. The pickle is read by a restricted unpickler that resolves only the globals
+  such a file needs (NumPy's array reconstruction and a few builtins), so a crafted file cannot run code.
 - :func:`digits_images`: scikit-learn's bundled 8x8 handwritten digits (1,797 images, 10 classes),
   bilinearly upsampled to ``size x size``, one channel, scaled to [0, 1].
 - :func:`prototype_images`: a generated ``n_classes``-way image set. Generative model: each class
@@ -24,13 +25,54 @@ from torch.nn import functional as F
 __all__ = ["load_cifar100", "digits_images", "prototype_images", "standardize", "split_indices"]
 
 
+try:  # NumPy >= 2 (1.26 ships numpy._core as a forward-compatible alias)
+    from numpy._core.multiarray import _reconstruct as _np_reconstruct
+except ImportError:  # pragma: no cover - older NumPy
+    from numpy.core.multiarray import _reconstruct as _np_reconstruct
+
+#: (module, name) -> object: every global a CIFAR-100 python pickle may reference (its arrays are
+#: pickled by NumPy's ``ndarray.__reduce__``: ``_reconstruct``, ``ndarray``, ``dtype``; files written
+#: by NumPy 1 name ``numpy.core.multiarray``, by NumPy 2 ``numpy._core.multiarray``).
+_CIFAR_GLOBALS = {
+    ("builtins", "dict"): dict,
+    ("builtins", "list"): list,
+    ("builtins", "bytes"): bytes,
+    ("builtins", "str"): str,
+    ("builtins", "int"): int,
+    ("numpy.core.multiarray", "_reconstruct"): _np_reconstruct,
+    ("numpy._core.multiarray", "_reconstruct"): _np_reconstruct,
+    ("numpy", "ndarray"): np.ndarray,
+    ("numpy", "dtype"): np.dtype,
+}
+
+
+class _CifarUnpickler(pickle.Unpickler):
+    """Unpickler that resolves only :data:`_CIFAR_GLOBALS` and refuses every other global.
+
+    ``pickle.load`` would import and call whatever a file names (``os.system``, ``eval``, ...); a
+    CIFAR-100 batch is a dict of bytes, lists of ints and one uint8 array, which needs nothing else.
+    """
+
+    def find_class(self, module: str, name: str):
+        key = (module, name)
+        if key not in _CIFAR_GLOBALS:
+            raise pickle.UnpicklingError(
+                f"refusing to load global {module}.{name}: a CIFAR-100 python pickle needs only "
+                "dicts, lists, bytes, ints and NumPy arrays"
+            )
+        return _CIFAR_GLOBALS[key]
+
+
 def load_cifar100(
     root: str | Path, split: str = "train", label: str = "fine"
 ) -> tuple[np.ndarray, np.ndarray]:
     """Read CIFAR-100 from ``root`` (the extracted ``cifar-100-python`` folder, or its parent).
 
     Returns ``images (N, 3, 32, 32) float32 in [0, 1]`` and ``labels (N,) int64`` (``label="fine"``:
-    100 classes, ``"coarse"``: 20 super-classes).
+    100 classes, ``"coarse"``: 20 super-classes). The file is unpickled with a restricted unpickler:
+    a pickle that names any global besides NumPy's array reconstruction and the builtins
+    ``dict``/``list``/``bytes``/``str``/``int`` raises :class:`pickle.UnpicklingError` before anything
+    of it runs.
     """
     if split not in ("train", "test"):
         raise ValueError(f"split: expected 'train' or 'test', got {split!r}")
@@ -45,7 +87,10 @@ def load_cifar100(
             f"root: no CIFAR-100 '{split}' pickle in {root} or {root / 'cifar-100-python'}"
         )
     with open(path, "rb") as fh:
-        batch = pickle.load(fh, encoding="bytes")
+        try:
+            batch = _CifarUnpickler(fh, encoding="bytes").load()
+        except pickle.UnpicklingError as e:
+            raise pickle.UnpicklingError(f"{path}: {e}") from None
     key = f"{label}_labels".encode()
     if not isinstance(batch, dict) or b"data" not in batch or key not in batch:
         raise ValueError(f"{path}: expected a dict with b'data' and {key!r} (CIFAR-100 python format)")

@@ -12,17 +12,22 @@ its geometric ensemble fitted. Test accuracy of each deployment.
 
 Latency (the 100-class models): vanilla and the SLIE5 plan exported to ONNX and run by ONNX Runtime
 (all graph optimisations, FP32, one thread), SDN's sample-wise exit as a chain of per-segment ONNX
-Runtime sessions with a Python branch after each exit; batch size 1, variants interleaved call by
-call. A pilot of 500 vanilla calls sets the deadline to 1.5 x its p99; then 10,000 single-sample
-calls per variant (SDN: every 4th round) count deadline misses. The quick run times the eager torch
-modules instead (exporting nine graphs and starting ONNX Runtime cost seconds a quick run lacks).
+Runtime sessions with a Python branch after each exit; batch size 1. Timed with the core bench
+harness (:func:`paperworks.core.bench.compare`, one call per timing): a pilot of 500 vanilla calls
+sets the deadline to 1.5 x its p99; then, after warm-up calls, 10,000 rounds in each of which every
+variant runs once on the same test image, in a seeded random order. The latency ratios are the
+harness's paired ratios (median over rounds of the per-round time ratio); the per-call times give
+p50 / p99 and the deadline misses. The quick run times the eager torch modules instead (exporting
+nine graphs and starting ONNX Runtime cost seconds a quick run lacks).
 """
 
 from __future__ import annotations
 
 import copy
+import itertools
 import tempfile
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
@@ -31,13 +36,14 @@ import numpy as np
 import torch
 
 from paperworks.core import Claim, Experiment, MetricSummary, Paper, Progress, torch_threads
+from paperworks.core.bench import bootstrap_ratio_interval, compare
 
 from .backbones import MultiExitNet, count_flops, resnet56
 from .baselines import DynamicExitRunner, choose_threshold, dynamic_exit, exit_segments, train_ztw
 from .calibration import calibrate_subset
 from .data import digits_images, prototype_images, split_indices, standardize
 from .deploy import OnnxPlan, SliePlan, VanillaPlan, export_onnx, export_onnx_module
-from .latency import deadline_misses, latency_stats, measure_interleaved
+from .latency import deadline_misses, latency_stats
 from .training import TrainConfig, predict_all, train_multi_exit
 
 __all__ = ["QUICK", "SlieConfig", "SlieExperiment"]
@@ -60,9 +66,9 @@ class SlieConfig:
     part of the digits (quick run); ``gen100_per_class`` images per class of the 100-class set.
     Latency: ``latency_engine`` ``"onnx"`` (ONNX Runtime, FP32, 1 thread) or ``"eager"`` (torch; the
     quick run, which lacks the seconds that exporting nine graphs costs); a ``pilot_calls`` vanilla
-    pilot sets the deadline to ``deadline_factor`` times its p99; then ``latency_rounds`` interleaved
-    single-sample calls per variant (SDN every ``sdn_every``-th round) on the first
-    ``latency_samples`` test images.
+    pilot (after ``pilot_warmup`` untimed calls) sets the deadline to ``deadline_factor`` times its
+    p99; then, after ``latency_warmup`` untimed calls per variant, ``latency_rounds`` harness rounds
+    of one single-sample call per variant, cycling over the first ``latency_samples`` test images.
     """
 
     epochs: int = 16
@@ -81,7 +87,6 @@ class SlieConfig:
     pilot_warmup: int = 50
     latency_rounds: int = 10_000
     latency_warmup: int = 20
-    sdn_every: int = 4
     latency_samples: int = 256
 
     def __post_init__(self) -> None:
@@ -94,14 +99,15 @@ class SlieConfig:
             "depth",
             "ztw_epochs",
             "gen100_per_class",
-            "pilot_calls",
-            "latency_rounds",
-            "sdn_every",
             "latency_samples",
         ):
             v = getattr(self, k)
             if isinstance(v, bool) or not isinstance(v, int) or v < 1:
                 raise ValueError(f"{k}: expected a positive int, got {v!r}")
+        for k in ("pilot_calls", "latency_rounds"):  # the harness needs >= 2 rounds
+            v = getattr(self, k)
+            if isinstance(v, bool) or not isinstance(v, int) or v < 2:
+                raise ValueError(f"{k}: expected an int >= 2, got {v!r}")
         for k in ("pilot_warmup", "latency_warmup"):
             v = getattr(self, k)
             if isinstance(v, bool) or not isinstance(v, int) or v < 0:
@@ -148,6 +154,16 @@ def _load(name: str, seed: int, cfg: SlieConfig) -> tuple[np.ndarray, ...]:
     tr, ca, te = split_indices(y, cfg.split, seed)
     xtr, xca, xte = standardize(x[tr], x[ca], x[te])
     return xtr, y[tr], xca, y[ca], xte, y[te]
+
+
+def _cycling(fn: Callable, inputs: Sequence) -> Callable[[], object]:
+    """``fn`` on ``inputs[0], inputs[1], ...`` (and round again), one per call: a harness side.
+
+    Every side gets its own cycle over the same inputs and the harness calls each side once per round
+    (after the same number of warm-up calls), so in every round all variants see the same image.
+    """
+    it = itertools.cycle(inputs)
+    return lambda: fn(next(it))
 
 
 def _acc(probs: torch.Tensor, y: np.ndarray) -> float:
@@ -208,9 +224,10 @@ class SlieExperiment(Experiment):
             "slie_over_vanilla_p50",
             "<",
             1.0,
-            note="paired: per seed, the ratio of p50s of the two graphs timed interleaved call by call on "
-            "the same inputs; ONNX Runtime FP32, 1 thread (quick: eager torch); the paper: TensorRT FP16 on "
-            "a Jetson Orin Nano, -14% = ratio 0.86",
+            note="paired: per seed, the bench harness's paired ratio SLIE5 / vanilla, the median over "
+            "10,000 rounds (quick: 200) of the per-round time ratio, each round one call of every variant "
+            "on the same test image in a random order, after warm-up; ONNX Runtime FP32, 1 thread (quick: "
+            "eager torch); the paper: TensorRT FP16 on a Jetson Orin Nano, -14% = ratio 0.86",
             paper_value=0.86,
             paired=True,
             machine_dependent=True,
@@ -221,8 +238,9 @@ class SlieExperiment(Experiment):
             "sdn_over_vanilla_p50",
             ">",
             1.0,
-            note="paired: per seed, the ratio of p50s, interleaved; SDN as chained per-segment ONNX Runtime "
-            "sessions with a branch per exit vs vanilla's one graph (quick: eager torch)",
+            note="paired: per seed, the harness's paired ratio SDN / vanilla over the same rounds (median "
+            "of per-round ratios); SDN as chained per-segment ONNX Runtime sessions with a branch per exit "
+            "vs vanilla's one graph (quick: eager torch)",
             paper_value=2.0,
             paired=True,
             machine_dependent=True,
@@ -362,24 +380,44 @@ class SlieExperiment(Experiment):
                 sdn = DynamicExitRunner.from_onnx(paths, lm["thr"])
                 for i in range(3):
                     ref = slie(tsamples[i]).numpy()
-                    assert np.allclose(s(samples[i]), ref, atol=1e-4), "ONNX plan differs from eager"
+                    if not np.allclose(s(samples[i]), ref, atol=1e-4):
+                        raise RuntimeError("the exported SLIE5 ONNX plan differs from the eager plan")
                 variants = {"vanilla": (v, samples), "slie": (s, samples), "sdn": (sdn, samples)}
-            pilot = measure_interleaved(
-                {"vanilla": variants["vanilla"]}, rc.pilot_calls, warmup=rc.pilot_warmup
-            )["vanilla"]
-            deadline = rc.deadline_factor * float(np.percentile(pilot, 99))
-            rounds = rc.latency_rounds
-            t = measure_interleaved(
-                variants,
-                rounds,
-                warmup=rc.latency_warmup,
-                every={"sdn": rc.sdn_every},
-                progress=lambda it: progress.track(it, "latency rounds", total=rounds),
+            pilot = compare(
+                {"vanilla": _cycling(*variants["vanilla"])},
+                ours="vanilla",
+                name="deadline pilot",
+                warmup=rc.pilot_warmup,
+                repeats=rc.pilot_calls,
+                number=1,
             )
+            deadline = rc.deadline_factor * float(np.percentile(pilot.row().side("vanilla").times_s, 99))
+            progress.log(
+                f"  timing {rc.latency_rounds:,} interleaved rounds of vanilla, SLIE5 and SDN "
+                f"({rc.latency_engine}, batch 1)"
+            )
+            bench = compare(
+                {k: _cycling(*variants[k]) for k in ("slie", "vanilla", "sdn")},
+                ours="slie",
+                name="latency at batch 1",
+                warmup=rc.latency_warmup,
+                repeats=rc.latency_rounds,
+                number=1,
+            )
+        row = bench.row()
+        t = {k: np.asarray(row.side(k).times_s) for k in ("slie", "vanilla", "sdn")}
         st = {k: latency_stats(v) for k, v in t.items()}
         res = {f"{k}_{m}": st[k][m] for k in ("vanilla", "slie", "sdn") for m in ("p50_ms", "p99_ms")}
-        res["slie_over_vanilla_p50"] = st["slie"]["p50_ms"] / st["vanilla"]["p50_ms"]
-        res["sdn_over_vanilla_p50"] = st["sdn"]["p50_ms"] / st["vanilla"]["p50_ms"]
+        # the harness's paired ratios: median over rounds of the per-round ratio, bootstrap interval
+        ratios = {
+            "slie_over_vanilla_p50": row.ratio("vanilla"),
+            "slie_over_sdn_p50": row.ratio("sdn"),
+        }
+        for key, r in ratios.items():
+            res[key], res[f"{key}_lo"], res[f"{key}_hi"] = r.estimate, r.low, r.high
+        sdn = bootstrap_ratio_interval(t["sdn"], t["vanilla"], seed=bench.settings["seed"])
+        for suffix, v in zip(("", "_lo", "_hi"), sdn, strict=True):
+            res[f"sdn_over_vanilla_p50{suffix}"] = v
         res["deadline_ms"] = deadline * 1e3
         res["slie_deadline_misses"] = float(deadline_misses(t["slie"], deadline))
         res["vanilla_deadline_misses"] = float(deadline_misses(t["vanilla"], deadline))
@@ -421,7 +459,10 @@ class SlieExperiment(Experiment):
             if self.config(quick).latency_engine == "eager"
             else "ONNX Runtime FP32, 1 thread"
         )
-        lat = [f"| variant ({engine}) | p50 (ms) | p99 (ms) | p50 / vanilla |", "| --- | --- | --- | --- |"]
+        lat = [
+            f"| variant ({engine}) | p50 (ms) | p99 (ms) | time / vanilla (median of per-round ratios) |",
+            "| --- | --- | --- | --- |",
+        ]
         lat.append(
             f"| vanilla (one graph) | {fmt('vanilla_p50_ms', digits=3)} | "
             f"{fmt('vanilla_p99_ms', digits=3)} | 1.00 |"
