@@ -129,8 +129,11 @@ def render(root: Path = ROOT) -> dict[Path, str]:
     for pkg in packages:
         readme = pkg / "README.md"
         text = readme.read_text()
-        text = replace_block(text, "reproduction", reproduction_block(pkg.name))
-        text = replace_block(text, "benchmark", benchmark_block(pkg))
+        try:
+            text = replace_block(text, "reproduction", reproduction_block(pkg.name))
+            text = replace_block(text, "benchmark", benchmark_block(pkg))
+        except ValueError as e:
+            raise ValueError(f"{readme.relative_to(root)}: {e}") from None
         out[readme] = text
     top = root / "README.md"
     out[top] = replace_block(top.read_text(), "catalog", catalog_block(packages))
