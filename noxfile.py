@@ -12,6 +12,8 @@ fails there even when the shared workspace venv would hide it).
 from __future__ import annotations
 
 import os
+import shutil
+import sys
 from pathlib import Path
 
 import nox
@@ -69,3 +71,50 @@ def workspace(session: nox.Session) -> None:
     """Conventions every package must meet, the CLI end to end, the generated READMEs, the wheels."""
     _sync(session, "--all-packages", "--group", "dev")
     session.run("pytest", "tests", *session.posargs)
+
+
+# Browsers the docs session's browser test can drive (playwright's own browser download is not used).
+BROWSERS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
+
+
+def _find_or_install_chromium(session: nox.Session) -> None:
+    """A Chromium for the browser test: one on PATH, else Debian's ``chromium`` when run as root with
+    apt. Nothing found or installed is no failure: the browser test then skips and says why."""
+    if os.environ.get("PAPERWORKS_CHROMIUM") or any(shutil.which(b) for b in BROWSERS):
+        return
+    if not (sys.platform == "linux" and shutil.which("apt-get") and os.geteuid() == 0):
+        session.warn("no Chromium on PATH and no root apt-get to install one: the browser test will skip")
+        return
+    session.log("no Chromium on PATH: installing Debian's chromium for the browser test")
+    env = {"DEBIAN_FRONTEND": "noninteractive"}
+    anything = list(range(256))  # a failed install is reported by the test's skip, not here
+    install = ("apt-get", "install", "-y", "-qq", "chromium")
+    session.run(*install, external=True, env=env, success_codes=anything)
+    if not shutil.which("chromium"):  # stale package lists: refresh them once
+        session.run("apt-get", "update", "-qq", external=True, env=env, success_codes=anything)
+        session.run(*install, external=True, env=env, success_codes=anything)
+
+
+@nox.session(default=False)
+def docs(session: nox.Session) -> None:
+    """The results and documentation site, built into site/ (not part of a plain ``uv run nox``).
+
+    Pages come from the packages' READMEs, reproduction/ and benchmarks/results.json (docs/build_pages.py),
+    the API reference from the docstrings (read statically: no method package or torch is installed);
+    then the link check and the browser test (tests/test_workspace_docs.py), screenshots in
+    build/docs-artifacts.
+    """
+    _sync(session, "--only-group", "docs")
+    _find_or_install_chromium(session)
+    session.run("python", "docs/build_pages.py", "--out", "build/docs-src")
+    shutil.rmtree(ROOT / "site", ignore_errors=True)
+    session.run("sphinx-build", "-b", "html", "-q", "-c", "docs", "build/docs-src", "site")
+    session.run(
+        "pytest",
+        "tests/test_workspace_docs.py",
+        *session.posargs,
+        env={
+            "PAPERWORKS_DOCS_SITE": str(ROOT / "site"),
+            "PAPERWORKS_DOCS_ARTIFACTS": str(ROOT / "build" / "docs-artifacts"),
+        },
+    )

@@ -58,6 +58,7 @@ def test_changed_packages_rules(changed, tmp_path):
     f = changed.changed_packages
     assert f(["packages/alpha/src/x.py", "reproduction/alpha/report.json"], tmp_path) == ["alpha"]
     assert f(["README.md"], tmp_path) == []
+    assert f(["docs/conf.py", "docs/pages/verdicts.md"], tmp_path) == []
     for everything in (
         "shared/src/a.py",
         "uv.lock",
@@ -71,7 +72,7 @@ def test_changed_packages_rules(changed, tmp_path):
     with pytest.raises(changed.UnknownPathError, match="'packages/stray' is not a known package"):
         f(["packages/stray/x.py"], tmp_path)
     with pytest.raises(changed.UnknownPathError, match="does not know"):
-        f(["docs/new.md"], tmp_path)
+        f(["mystery/new.md"], tmp_path)
 
 
 def test_changed_packages_cli_on_this_repo():

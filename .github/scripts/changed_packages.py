@@ -4,7 +4,7 @@
 
 - packages/<slug>/... or reproduction/<slug>/...  -> that package;
 - the core, the lock, the workspace files, CI, workspace tests, scripts -> every package;
-- top-level documentation -> nothing;
+- top-level documentation and the site's sources (docs/: built and checked by the docs workflow) -> nothing;
 - anything else raises: a path this script does not know must not silently get no CI.
 A packages/<slug> folder that no longer exists (a deleted package) has nothing left to test.
 Standard library only: it runs before anything is installed.
@@ -19,6 +19,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 EVERYTHING = {"shared", "pyproject.toml", "uv.lock", "noxfile.py", ".github", ".ci", "tests", "scripts"}
 NOTHING = {"README.md", "CONTRIBUTING.md", ".gitignore", "LICENSE"}
+NOTHING_UNDER = {"docs"}  # folders whose files test no package
 
 
 class UnknownPathError(ValueError):
@@ -40,7 +41,7 @@ def changed_packages(paths: list[str], root: Path = ROOT) -> list[str]:
         top = parts[0]
         if top in EVERYTHING:
             return known
-        if top in NOTHING and len(parts) == 1:
+        if (top in NOTHING and len(parts) == 1) or (top in NOTHING_UNDER and len(parts) > 1):
             continue
         if top in ("packages", "reproduction") and len(parts) >= 2:
             slug = parts[1]
