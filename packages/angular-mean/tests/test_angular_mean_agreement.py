@@ -14,6 +14,7 @@ from paperworks.angular_mean import (
     long_run_agreement,
     long_run_ip,
     per_batch_ip,
+    per_batch_ip_many,
     random_instance,
 )
 
@@ -107,3 +108,31 @@ def test_ip_violation_and_long_run_ip():
     np.testing.assert_allclose(res.agreement, [0.75, 0.75])
     assert res.satisfied and res.violation == 0.0
     np.testing.assert_allclose(res.slack, [0.25, 0.25])
+
+
+def test_two_gap_readings_by_hand_and_their_order():
+    # two types, three batches with agreements chosen by hand through the shortfall definition
+    res = per_batch_ip(
+        np.array([1.0, 0.0]), np.array([[1.0, 0.0], [-1.0, 0.0]]), [0.6, 0.4], gaussian_items(3, 5, 2)
+    )
+    sf = np.maximum(np.array([0.6, 0.4]) - res.agreement, 0.0)
+    np.testing.assert_allclose(res.shortfall, sf)
+    assert res.gap == pytest.approx(sf.max(axis=1).mean())  # E_X max_i
+    assert res.worst_type_gap == pytest.approx(sf.mean(axis=0).max())  # max_i E_X
+    rng = np.random.default_rng(7)
+    thetas, alpha = random_instance(4, 3, seed=7)
+    r = per_batch_ip(rng.standard_normal(3), thetas, alpha, gaussian_items(200, 6, 3, seed=1))
+    assert r.worst_type_gap <= r.gap + 1e-15  # a max of means never exceeds the mean of maxes
+    np.testing.assert_allclose(r.violation, r.shortfall.max(axis=1))
+
+
+def test_per_batch_ip_many_equals_one_rule_at_a_time():
+    thetas, alpha = random_instance(5, 4, seed=8)
+    rules = np.random.default_rng(2).standard_normal((3, 4))
+    x = gaussian_items(30, 9, 4, seed=3)
+    many = per_batch_ip_many(rules, thetas, alpha, x, tol=1e-6)
+    for rule, res in zip(rules, many):
+        one = per_batch_ip(rule, thetas, alpha, x, tol=1e-6)
+        np.testing.assert_array_equal(res.agreement, one.agreement)
+        assert res.gap == one.gap and res.worst_type_gap == one.worst_type_gap
+    np.testing.assert_allclose(many[0].agreement, batch_agreement(rules[0], thetas, x))

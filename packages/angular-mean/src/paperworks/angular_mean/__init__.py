@@ -3,7 +3,8 @@
 Voters hold preferred scoring vectors theta_i with population fractions alpha_i; a collective
 vector theta* ranks every batch of items by <theta*, x_j>. The angular mean (the Riemannian centre of
 mass of the voters' directions on the sphere) gives every voter type at least its share alpha_i
-of pairwise agreement in the long run; the arithmetic mean does not.
+of pairwise agreement in the long run; the arithmetic mean does not. Every rule is a function and a
+scikit-learn estimator (:class:`AngularMean`, ...: voters are samples, fractions sample weights).
 """
 
 from .agreement import PairwiseAgreement, batch_agreement, gaussian_agreement, long_run_agreement
@@ -16,10 +17,12 @@ from .data import (
     preference_dataset,
     random_instance,
 )
-from .proportionality import IPResult, PerBatchIP, ip_violation, long_run_ip, per_batch_ip
+from .estimators import AngularMean, ArithmeticMean, MaxMinSlack, NormalizedMean, SphericalMedian
+from .maxmin import maxmin_slack, proportionality_slack
+from .proportionality import IPResult, PerBatchIP, ip_violation, long_run_ip, per_batch_ip, per_batch_ip_many
 from .rules import (
     RULES,
-    AngularMean,
+    AmbiguousRuleWarning,
     aggregate,
     angular_mean,
     arithmetic_mean,
@@ -32,11 +35,16 @@ __all__ = [
     "DATASETS",
     "REGIMES",
     "RULES",
+    "AmbiguousRuleWarning",
     "AngularMean",
+    "ArithmeticMean",
     "IPResult",
+    "MaxMinSlack",
+    "NormalizedMean",
     "PairwiseAgreement",
     "PerBatchIP",
     "PreferenceData",
+    "SphericalMedian",
     "aggregate",
     "angles",
     "angular_mean",
@@ -51,9 +59,12 @@ __all__ = [
     "log_map",
     "long_run_agreement",
     "long_run_ip",
+    "maxmin_slack",
     "normalized_mean",
     "per_batch_ip",
+    "per_batch_ip_many",
     "preference_dataset",
+    "proportionality_slack",
     "random_instance",
     "spherical_median",
     "to_sphere",

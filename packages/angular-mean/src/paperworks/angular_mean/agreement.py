@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._validation import check_items, check_theta, check_voters
+from paperworks.core.validate import positive_int
+
+from ._validation import check_items, check_seed, check_theta, check_voters
 from .sphere import angles
 
 __all__ = ["PairwiseAgreement", "batch_agreement", "gaussian_agreement", "long_run_agreement"]
@@ -26,20 +28,25 @@ def gaussian_agreement(theta: object, thetas: object, cov: object = None) -> np.
     return 1.0 - angles(theta, thetas, cov) / np.pi
 
 
-def _pair_counts(theta: np.ndarray, thetas: np.ndarray, items: np.ndarray) -> np.ndarray:
-    """Concordant pairs (ties: 1/2) per batch and voter, shape (B, n), for items (B, m, d)."""
+def _pair_counts(rules: np.ndarray, thetas: np.ndarray, items: np.ndarray) -> np.ndarray:
+    """Concordant pairs (ties: 1/2) per rule, batch and voter, shape (R, B, n).
+
+    rules (R, d), thetas (n, d), items (B, m, d). The voters' pair signs are computed once for all
+    rules; sum_p sign_rule(p) sign_voter(p) is one batched matrix product.
+    """
     B, m, _ = items.shape
     j, k = np.triu_indices(m, 1)
-    n = thetas.shape[0]
-    out = np.empty((B, n))
-    step = max(1, _CHUNK // max(1, j.size * n))
+    n, R = thetas.shape[0], rules.shape[0]
+    out = np.empty((R, B, n))
+    step = max(1, _CHUNK // max(1, j.size * (n + R)))
     for s in range(0, B, step):
         x = items[s : s + step]
-        star = x @ theta  # (b, m)
+        star = x @ rules.T  # (b, m, R)
         votes = x @ thetas.T  # (b, m, n)
-        ds = np.sign(star[:, j] - star[:, k])  # (b, P)
+        ds = np.sign(star[:, j, :] - star[:, k, :])  # (b, P, R)
         dv = np.sign(votes[:, j, :] - votes[:, k, :])  # (b, P, n)
-        out[s : s + step] = 0.5 * (j.size + np.einsum("bp,bpn->bn", ds, dv))
+        concord = np.matmul(ds.transpose(0, 2, 1), dv)  # (b, R, n)
+        out[:, s : s + step] = (0.5 * (j.size + concord)).transpose(1, 0, 2)
     return out
 
 
@@ -55,7 +62,7 @@ def batch_agreement(theta: object, thetas: object, items: object) -> np.ndarray:
     single = items.ndim == 2
     x = items[None] if single else items
     m = x.shape[1]
-    out = _pair_counts(theta, thetas, x) / (m * (m - 1) / 2)
+    out = _pair_counts(theta[None], thetas, x)[0] / (m * (m - 1) / 2)
     return out[0] if single else out
 
 
@@ -75,8 +82,17 @@ def long_run_agreement(
       over all N(N-1)/2 pairs.
     * ``items`` (N, d), ``n_pairs`` an int: Monte Carlo over that many uniformly drawn pairs.
     """
+    seed = check_seed(seed)
+    if n_pairs is not None:
+        n_pairs = positive_int(n_pairs, "n_pairs")
     if items is None:
+        if n_pairs is not None:
+            raise ValueError(
+                "n_pairs: applies to an item pool (items=...); Gaussian items use the closed form"
+            )
         return gaussian_agreement(theta, thetas, cov)
+    if cov is not None:
+        raise ValueError("cov: applies to Gaussian items (items=None); an item pool carries its own geometry")
     thetas = check_voters(thetas)
     theta = check_theta(theta, thetas.shape[1])
     pool = check_items(items, thetas.shape[1])
@@ -97,8 +113,6 @@ def long_run_agreement(
             total += np.einsum("rk,rkn->n", ds * upper, dv)
             count += int(upper.sum())
         return 0.5 * (1.0 + total / count)
-    if not isinstance(n_pairs, int | np.integer) or n_pairs < 1:
-        raise ValueError(f"n_pairs: expected a positive int or None, got {n_pairs!r}")
     rng = np.random.default_rng(seed)
     a = rng.integers(0, N, size=n_pairs)
     b = (a + rng.integers(1, N, size=n_pairs)) % N  # a distinct second item
@@ -127,7 +141,7 @@ class PairwiseAgreement:
         x = check_items(items, self.thetas.shape[1])
         x = x[None] if x.ndim == 2 else x
         m = x.shape[1]
-        self._concordant += _pair_counts(self.theta, self.thetas, x).sum(axis=0)
+        self._concordant += _pair_counts(self.theta[None], self.thetas, x)[0].sum(axis=0)
         self._pairs += x.shape[0] * m * (m - 1) // 2
 
     def compute(self) -> np.ndarray:

@@ -6,25 +6,36 @@
 * :func:`normalized_mean` -- sum_i alpha_i theta_i / |theta_i| (the extrinsic mean direction).
 * :func:`spherical_median` -- argmin_t sum_i alpha_i * angle(t, theta_i) (geometric median on the
   sphere).
+* :func:`~paperworks.angular_mean.maxmin.maxmin_slack` -- the IP-optimising baseline: the direction
+  that maximises the smallest proportionality slack min_i (agreement_i - alpha_i).
 
 Every rule returns a unit vector of shape (d,). ``cov`` (d, d) is the covariance of the items; the
 angle-based rules then work in the metric where agreement is a function of the angle (None:
 isotropic items).
+
+The angular mean and the spherical median need not be unique (two opposed voter types of equal
+weight: every direction orthogonal to them is a minimiser). They run from several starting points;
+when two starts reach the optimum at clearly different directions, the rule returns the one found
+first and warns with :class:`AmbiguousRuleWarning`.
 """
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
-from ._validation import check_cov, check_fractions, check_voters
-from .sphere import from_sphere, to_sphere
+from paperworks.core.validate import one_of
+
+from ._validation import check_cov, check_fractions, check_seed, check_solver, check_voters
+from .maxmin import maxmin_slack
+from .sphere import _exp, from_sphere, to_sphere
 
 __all__ = [
     "RULES",
-    "AngularMean",
+    "AmbiguousRuleWarning",
     "SphericalFit",
     "aggregate",
     "angular_mean",
@@ -33,15 +44,43 @@ __all__ = [
     "spherical_median",
 ]
 
+# two optima count as distinct when they lie this far apart (radians) at an objective this close
+_DISTINCT_ANGLE = 1e-3
+_SAME_OBJECTIVE = 1e-8
+
+
+class AmbiguousRuleWarning(UserWarning):
+    """The rule's optimum is not unique: several directions reach it; one of them was returned."""
+
 
 @dataclass(frozen=True)
 class SphericalFit:
-    """Result of a descent on the sphere: the unit direction, objective, iterations, convergence."""
+    """Result of a descent on the sphere: unit direction, objective, iterations, convergence.
+
+    ``unique``: False when another start converged to a direction at least 1e-3 rad away with an
+    objective equal within 1e-8 (relative): the optimum is then not unique.
+    """
 
     direction: np.ndarray
     objective: float
     n_iter: int
     converged: bool
+    unique: bool = True
+
+
+def _pick(fits: list[SphericalFit]) -> SphericalFit:
+    """The best start, with ``unique`` False when a second converged start ties at another point."""
+    best = min(fits, key=lambda f: f.objective)  # min keeps the first of equal objectives
+    if not best.converged:
+        return best
+    tie = _SAME_OBJECTIVE * (1.0 + abs(best.objective))
+    for f in fits:
+        if f is best or not f.converged or f.objective - best.objective > tie:
+            continue
+        angle = float(np.arccos(np.clip(f.direction @ best.direction, -1.0, 1.0)))
+        if angle > _DISTINCT_ANGLE:
+            return replace(best, unique=False)
+    return best
 
 
 def _objective(t: np.ndarray, u: np.ndarray, alpha: np.ndarray, power: int) -> np.ndarray:
@@ -72,10 +111,6 @@ def _value_and_direction(
     return (phi**power) @ alpha, w @ u - (w * cos).sum(axis=1, keepdims=True) * t
 
 
-def _descent_direction(t: np.ndarray, u: np.ndarray, alpha: np.ndarray, power: int) -> np.ndarray:
-    return _value_and_direction(t, u, alpha, power)[1]
-
-
 def _sphere_descent(
     u: np.ndarray,
     alpha: np.ndarray,
@@ -90,8 +125,6 @@ def _sphere_descent(
     (capped at 1) on success: a monotone descent for every start, which stops when
     the direction is below ``tol`` or the step has shrunk below 1e-9.
     """
-    from .sphere import exp_map
-
     t = starts / np.linalg.norm(starts, axis=1, keepdims=True)
     f = _objective(t, u, alpha, power)
     eta = np.ones(len(t))
@@ -101,7 +134,7 @@ def _sphere_descent(
         idx = np.flatnonzero(active)
         if idx.size == 0:
             break
-        g = _descent_direction(t[idx], u, alpha, power)
+        g = _value_and_direction(t[idx], u, alpha, power)[1]
         gnorm = np.linalg.norm(g, axis=1)
         done = gnorm < tol
         active[idx[done]] = False
@@ -109,7 +142,7 @@ def _sphere_descent(
         idx, g = idx[keep], g[keep]
         if idx.size == 0:
             break
-        cand = exp_map(t[idx], eta[idx, None] * g)
+        cand = _exp(t[idx], eta[idx, None] * g)
         fc = _objective(cand, u, alpha, power)
         ok = fc < f[idx]
         t[idx[ok]] = cand[ok]
@@ -117,8 +150,7 @@ def _sphere_descent(
         eta[idx[ok]] = np.minimum(eta[idx[ok]] * 2.0, 1.0)
         eta[idx[~ok]] *= 0.5
         active[idx[eta[idx] < 1e-9]] = False
-    best = int(np.argmin(f))
-    return SphericalFit(t[best].copy(), float(f[best]), n_iter, not bool(active.any()))
+    return _pick([SphericalFit(t[s].copy(), float(f[s]), n_iter, not active[s]) for s in range(len(t))])
 
 
 def _karcher_lbfgs(
@@ -139,7 +171,7 @@ def _karcher_lbfgs(
         f, d = _value_and_direction(t[None], u, alpha, 2)
         return float(f[0]), -2.0 * d[0]
 
-    best: SphericalFit | None = None
+    fits: list[SphericalFit] = []
     for t0 in starts:
         t = t0 / np.linalg.norm(t0)
         f, g = fg(t)
@@ -178,7 +210,7 @@ def _karcher_lbfgs(
                     break
                 eta *= 0.5
             if not fc < f:
-                converged = np.linalg.norm(g) < max(1e-6, tol)
+                converged = bool(np.linalg.norm(g) < max(1e-6, tol))
                 break
             sv, yv = cand - t, gc - (g - (g @ cand) * cand)
             if sv @ yv > 1e-16:
@@ -192,14 +224,12 @@ def _karcher_lbfgs(
             if stalled:  # relative decrease below 1e-13: as far as float64 sensibly goes
                 converged = True
                 break
-        if best is None or f < best.objective:
-            best = SphericalFit(t, f, it, converged)
-    assert best is not None
-    return best
+        fits.append(SphericalFit(t, f, it, converged))
+    return _pick(fits)
 
 
 def _starts(u: np.ndarray, alpha: np.ndarray, n_starts: int, rng: np.random.Generator) -> np.ndarray:
-    """Starting points: the normalised mean, the heaviest voters, random directions."""
+    """Starting points (n_starts, d): the normalised mean, the heaviest voters, random directions."""
     d = u.shape[1]
     cands = []
     m = alpha @ u
@@ -209,7 +239,7 @@ def _starts(u: np.ndarray, alpha: np.ndarray, n_starts: int, rng: np.random.Gene
     cands.extend(u[heavy])
     while len(cands) < n_starts:
         cands.append(rng.standard_normal(d))
-    return np.asarray(cands[: max(n_starts, 1)], dtype=float)
+    return np.asarray(cands[:n_starts], dtype=float)
 
 
 def _fit(
@@ -217,29 +247,37 @@ def _fit(
     alpha: object,
     cov: object,
     power: int,
-    n_starts: int,
-    max_iter: int,
-    tol: float,
-    seed: int,
+    n_starts: object,
+    max_iter: object,
+    tol: object,
+    rng: np.random.Generator,
+    *,
+    fractions: np.ndarray | None = None,
 ) -> tuple[np.ndarray, SphericalFit]:
+    """Validated inputs -> (scoring vector (d,), fit); ``fractions`` skips the alpha check."""
     thetas = check_voters(thetas)
-    alpha = check_fractions(alpha, thetas.shape[0])
+    alpha = fractions if fractions is not None else check_fractions(alpha, thetas.shape[0])
     cov = check_cov(cov, thetas.shape[1])
-    if not isinstance(n_starts, int | np.integer) or n_starts < 1:
-        raise ValueError(f"n_starts: expected a positive int, got {n_starts!r}")
-    if not isinstance(max_iter, int | np.integer) or max_iter < 1:
-        raise ValueError(f"max_iter: expected a positive int, got {max_iter!r}")
-    if not (tol > 0):
-        raise ValueError(f"tol: expected a positive number, got {tol!r}")
+    n_starts, max_iter, tol = check_solver(n_starts, max_iter, tol)
     u = to_sphere(thetas, cov)
     keep = alpha > 0
     u, a = u[keep], alpha[keep]
-    starts = _starts(u, a, n_starts, np.random.default_rng(seed))
+    starts = _starts(u, a, n_starts, rng)
     if power == 2:
         fit = _karcher_lbfgs(u, a, starts, max_iter, tol)
     else:
         fit = _sphere_descent(u, a, starts, power, max_iter, tol)
     return from_sphere(fit.direction, cov), fit
+
+
+def _warn_ambiguous(rule: str, fit: SphericalFit) -> None:
+    if not fit.unique:
+        warnings.warn(
+            f"{rule}: the minimiser is not unique (several directions reach objective "
+            f"{fit.objective:.6g}, e.g. opposed voter types of equal weight); returning one of them",
+            AmbiguousRuleWarning,
+            stacklevel=3,
+        )
 
 
 def angular_mean(
@@ -257,9 +295,13 @@ def angular_mean(
     thetas: (n, d) voters' preferred scoring vectors (only their directions matter); alpha: (n,)
     population fractions (None: equal). The objective is non-convex when voters are spread out,
     so Riemannian L-BFGS runs from ``n_starts`` starting points (the normalised mean, the heaviest
-    voters, random directions; ``seed`` fixes the random ones) and keeps the best.
+    voters, random directions; ``seed`` fixes the random ones) and keeps the best. Warns with
+    :class:`AmbiguousRuleWarning` when the minimiser is not unique.
     """
-    return _fit(thetas, alpha, cov, 2, n_starts, max_iter, tol, seed)[0]
+    rng = np.random.default_rng(check_seed(seed))
+    theta, fit = _fit(thetas, alpha, cov, 2, n_starts, max_iter, tol, rng)
+    _warn_ambiguous("angular_mean", fit)
+    return theta
 
 
 def spherical_median(
@@ -272,19 +314,18 @@ def spherical_median(
     tol: float = 1e-10,
     seed: int = 0,
 ) -> np.ndarray:
-    """Geometric median on the sphere (d,): argmin over unit t of sum_i alpha_i * angle(t, theta_i)."""
-    return _fit(thetas, alpha, cov, 1, n_starts, max_iter, tol, seed)[0]
+    """Geometric median on the sphere (d,): argmin over unit t of sum_i alpha_i * angle(t, theta_i).
 
-
-def arithmetic_mean(thetas: object, alpha: object = None, *, cov: object = None) -> np.ndarray:
-    """The default rule: direction (d,) of sum_i alpha_i theta_i, vectors taken as given.
-
-    Raises ValueError when the weighted sum is the zero vector (the rule is then undefined).
-    ``cov`` is accepted for a uniform signature and ignored: the mean is metric-free.
+    Spherical Weiszfeld descent from ``n_starts`` starting points (as :func:`angular_mean`); warns
+    with :class:`AmbiguousRuleWarning` when the minimiser is not unique.
     """
-    thetas = check_voters(thetas)
-    alpha = check_fractions(alpha, thetas.shape[0])
-    check_cov(cov, thetas.shape[1])
+    rng = np.random.default_rng(check_seed(seed))
+    theta, fit = _fit(thetas, alpha, cov, 1, n_starts, max_iter, tol, rng)
+    _warn_ambiguous("spherical_median", fit)
+    return theta
+
+
+def _arithmetic(thetas: np.ndarray, alpha: np.ndarray) -> np.ndarray:
     m = alpha @ thetas
     norm = np.linalg.norm(m)
     if norm <= 1e-12 * float(np.abs(thetas).max()):
@@ -292,15 +333,31 @@ def arithmetic_mean(thetas: object, alpha: object = None, *, cov: object = None)
     return m / norm
 
 
+def arithmetic_mean(thetas: object, alpha: object = None, *, cov: object = None) -> np.ndarray:
+    """The default rule: direction (d,) of sum_i alpha_i theta_i, vectors taken as given.
+
+    Raises ValueError when the weighted sum is the zero vector (the rule is then undefined).
+    ``cov`` is accepted for a uniform signature (and checked) but not used: the mean is metric-free.
+    """
+    thetas = check_voters(thetas)
+    alpha = check_fractions(alpha, thetas.shape[0])
+    check_cov(cov, thetas.shape[1])
+    return _arithmetic(thetas, alpha)
+
+
+def _normalized(thetas: np.ndarray, alpha: np.ndarray, cov: np.ndarray | None) -> np.ndarray:
+    m = alpha @ to_sphere(thetas, cov)
+    if np.linalg.norm(m) <= 1e-12:
+        raise ValueError("thetas: the normalised mean is the zero vector; the rule is undefined")
+    return from_sphere(m, cov)
+
+
 def normalized_mean(thetas: object, alpha: object = None, *, cov: object = None) -> np.ndarray:
     """Direction (d,) of sum_i alpha_i u_i with u_i the unit directions (in the metric of ``cov``)."""
     thetas = check_voters(thetas)
     alpha = check_fractions(alpha, thetas.shape[0])
     cov = check_cov(cov, thetas.shape[1])
-    m = alpha @ to_sphere(thetas, cov)
-    if np.linalg.norm(m) <= 1e-12:
-        raise ValueError("thetas: the normalised mean is the zero vector; the rule is undefined")
-    return from_sphere(m, cov)
+    return _normalized(thetas, alpha, cov)
 
 
 RULES: dict[str, Callable[..., np.ndarray]] = {
@@ -308,60 +365,11 @@ RULES: dict[str, Callable[..., np.ndarray]] = {
     "arithmetic_mean": arithmetic_mean,
     "normalized_mean": normalized_mean,
     "spherical_median": spherical_median,
+    "maxmin_slack": maxmin_slack,
 }
 
 
 def aggregate(rule: str, thetas: object, alpha: object = None, *, cov: object = None) -> np.ndarray:
     """Apply the rule named ``rule`` (one of :data:`RULES`) to the voters; returns a unit vector (d,)."""
-    if rule not in RULES:
-        raise ValueError(f"rule: unknown rule {rule!r}; expected one of {sorted(RULES)}")
+    one_of(rule, "rule", RULES)
     return RULES[rule](thetas, alpha, cov=cov)
-
-
-class AngularMean:
-    """Scikit-learn-style estimator of the angular mean.
-
-    ``fit(thetas, alpha)`` sets ``theta_`` (d,), ``objective_`` (sum alpha angle^2 at the optimum),
-    ``n_iter_``, ``converged_`` and ``n_features_in_``. ``score_items(X)`` gives <theta_, x_j>
-    for items X (m, d); ``predict(X)`` gives the ranking, item indices best first (m,).
-    """
-
-    def __init__(
-        self,
-        *,
-        cov: object = None,
-        n_starts: int = 8,
-        max_iter: int = 2000,
-        tol: float = 1e-10,
-        seed: int = 0,
-    ) -> None:
-        self.cov = cov
-        self.n_starts = n_starts
-        self.max_iter = max_iter
-        self.tol = tol
-        self.seed = seed
-
-    def fit(self, thetas: object, alpha: object = None) -> AngularMean:
-        theta, fit = _fit(thetas, alpha, self.cov, 2, self.n_starts, self.max_iter, self.tol, self.seed)
-        self.theta_ = theta
-        self.objective_ = fit.objective
-        self.n_iter_ = fit.n_iter
-        self.converged_ = fit.converged
-        self.n_features_in_ = theta.shape[0]
-        return self
-
-    def _check_fitted(self) -> None:
-        if not hasattr(self, "theta_"):
-            raise RuntimeError("AngularMean: call fit(thetas, alpha) before scoring items")
-
-    def score_items(self, X: object) -> np.ndarray:
-        self._check_fitted()
-        from ._validation import check_items
-
-        X = check_items(X, self.n_features_in_, name="X")
-        if X.ndim != 2:
-            raise ValueError(f"X: expected one batch of shape (m, d), got shape {X.shape}")
-        return X @ self.theta_
-
-    def predict(self, X: object) -> np.ndarray:
-        return np.argsort(-self.score_items(X), kind="stable")
