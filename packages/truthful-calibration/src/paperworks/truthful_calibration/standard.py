@@ -5,8 +5,11 @@
   equal-mass bins, l1 or l2 norm;
 * :func:`classwise_ece` - mean over classes of the binned ECE of ``(p[:, c], [y = c])``
   (Kull et al. 2019);
-* :func:`smooth_ece` - smooth ECE of the confidence (Blasiak et al. 2023): kernel-smoothed residual
-  with a reflected Gaussian kernel, bandwidth at the fixed point ``smECE_sigma = sigma``.
+* :func:`smooth_ece` - smooth ECE of the confidence (Blasiok & Nakkiran 2023): kernel-smoothed
+  residual with a reflected Gaussian kernel, bandwidth at the fixed point ``smECE_sigma = sigma``.
+
+The binned errors are norms of the per-bin gaps of :mod:`._kernels` (one pass: bin index, then
+``bincount``).
 """
 
 from __future__ import annotations
@@ -15,53 +18,38 @@ from typing import Any
 
 import numpy as np
 
-from ._inputs import as_labels, as_probs, check_n_bins
-from .binning import equal_mass_bins, equal_width_bins
+from paperworks.core.validate import int_in_range, one_of
+
+from ._inputs import as_labels, as_probs, check_atol, check_n_bins
+from ._kernels import classwise_gaps, top_gaps, top_label
 
 __all__ = ["classwise_ece", "smooth_ece", "top_label_ece"]
 
-_BINNINGS = ("width", "mass")
-_NORMS = ("l1", "l2")
+BINNINGS = ("width", "mass")
+NORMS = ("l1", "l2")
 
 
-def _bins_of(scores: np.ndarray, n_bins: int, binning: str) -> np.ndarray:
-    if binning == "width":
-        return equal_width_bins(scores, n_bins)
-    return equal_mass_bins(scores, n_bins)
-
-
-def _check_opts(binning: str, norm: str = "l1") -> None:
-    if binning not in _BINNINGS:
-        raise ValueError(f"binning: expected one of {_BINNINGS}, got {binning!r}")
-    if norm not in _NORMS:
-        raise ValueError(f"norm: expected one of {_NORMS}, got {norm!r}")
+def check_opts(binning: Any, norm: Any = "l1") -> tuple[str, str]:
+    return one_of(binning, "binning", BINNINGS), one_of(norm, "norm", NORMS)
 
 
 def _top_label_batched(p: np.ndarray, labels: np.ndarray, n_bins: int, binning: str, norm: str) -> np.ndarray:
+    """Top-label ECE for each row of labels (R, n)."""
     n = p.shape[0]
-    r = labels.shape[0]
-    top = p.argmax(axis=1)
-    conf = p[np.arange(n), top]
-    bins = _bins_of(conf, n_bins, binning)
-    hits = (labels == top[None, :]).astype(float)
-    obs = np.bincount((np.arange(r)[:, None] * n_bins + bins).ravel(), hits.ravel(), r * n_bins)
-    gap = obs.reshape(r, n_bins) - np.bincount(bins, conf, n_bins)  # n_B (acc_B - conf_B)
+    gaps, count, _ = top_gaps(p, labels, n_bins, binning)  # gaps: n_B (acc_B - conf_B)
     if norm == "l1":
-        return np.abs(gap).sum(axis=1) / n
-    count = np.bincount(bins, minlength=n_bins).astype(float)
-    safe = np.where(count > 0, count, 1.0)
-    return np.sqrt((gap**2 / safe).sum(axis=1) / n)
+        return np.abs(gaps).sum(axis=1) / n
+    safe = np.where(count > 0, count, 1)
+    return np.sqrt((gaps**2 / safe).sum(axis=1) / n)
 
 
 def _classwise_batched(p: np.ndarray, labels: np.ndarray, n_bins: int, binning: str) -> np.ndarray:
     n, k = p.shape
-    r = labels.shape[0]
-    bins = equal_width_bins(p, n_bins) if binning == "width" else equal_mass_bins(p, n_bins, axis=0)
-    pred = np.bincount((np.arange(k) * n_bins + bins).ravel(), p.ravel(), k * n_bins).reshape(k, n_bins)
-    lab_bins = np.take_along_axis(bins, labels.T, axis=1).T
-    flat = (np.arange(r)[:, None] * k + labels) * n_bins + lab_bins
-    obs = np.bincount(flat.ravel(), minlength=r * k * n_bins).reshape(r, k, n_bins)
-    return np.abs(obs - pred).sum(axis=(1, 2)) / n / k
+    return np.abs(classwise_gaps(p, labels, n_bins, binning)).sum(axis=1) / (n * k)
+
+
+def _bins_arg(n_bins: Any, binning: str, n: int) -> int:
+    return check_n_bins(n_bins, n if binning == "mass" else None)
 
 
 def top_label_ece(
@@ -71,54 +59,48 @@ def top_label_ece(
     *,
     binning: str = "width",
     norm: str = "l1",
-    atol: float = 1e-4,
+    atol: float | None = None,
 ) -> float:
     """Binned top-label (confidence) ECE.
 
     probs: (n, k); labels: (n,); ``binning``: "width" (``[j/m, (j+1)/m)``, last bin closed) or
     "mass" (equal-mass); ``norm``: "l1" (the usual ECE) or "l2" (root of the weighted squared gaps).
-    Equals torchmetrics' ``multiclass_calibration_error`` on the same bins.
+    Equals torchmetrics' ``multiclass_calibration_error`` on the same bins. ``atol``: row-sum
+    tolerance (None: by the input's dtype).
     """
-    _check_opts(binning, norm)
-    p = as_probs(probs, atol=atol)
+    binning, norm = check_opts(binning, norm)
+    p = as_probs(probs, atol=check_atol(atol))
     y = as_labels(labels, *p.shape)
-    n_bins = check_n_bins(n_bins, p.shape[0]) if binning == "mass" else _positive(n_bins)
-    return float(_top_label_batched(p, y[None, :], n_bins, binning, norm)[0])
+    m = _bins_arg(n_bins, binning, p.shape[0])
+    return float(_top_label_batched(p, y[None, :], m, binning, norm)[0])
 
 
 def classwise_ece(
-    probs: Any, labels: Any, n_bins: int = 15, *, binning: str = "width", atol: float = 1e-4
+    probs: Any, labels: Any, n_bins: int = 15, *, binning: str = "width", atol: float | None = None
 ) -> float:
     """Classwise ECE: mean over classes of ``sum_B n_B/n |freq_B(c) - mean_B p_c|``.
 
     probs: (n, k); labels: (n,); each class is binned by its own probability.
     """
-    _check_opts(binning)
-    p = as_probs(probs, atol=atol)
+    binning, _ = check_opts(binning)
+    p = as_probs(probs, atol=check_atol(atol))
     y = as_labels(labels, *p.shape)
-    n_bins = check_n_bins(n_bins, p.shape[0]) if binning == "mass" else _positive(n_bins)
-    return float(_classwise_batched(p, y[None, :], n_bins, binning)[0])
+    m = _bins_arg(n_bins, binning, p.shape[0])
+    return float(_classwise_batched(p, y[None, :], m, binning)[0])
 
 
-def _positive(n_bins: Any) -> int:
-    if isinstance(n_bins, bool) or not isinstance(n_bins, int | np.integer):
-        raise TypeError(f"n_bins: expected a positive int, got {n_bins!r}")
-    if n_bins < 1:
-        raise ValueError(f"n_bins: expected a positive int, got {n_bins}")
-    return int(n_bins)
+def _smooth_mass(conf: np.ndarray, hits: np.ndarray, grid: int) -> np.ndarray:
+    """Residual sums ``sum_i (a_i - c_i)`` per grid node (R, grid): the sufficient statistic."""
+    node = np.minimum((conf * grid).astype(np.intp), grid - 1)
+    r = hits.shape[0]
+    flat = node[None, :] + (np.arange(r, dtype=np.intp) * grid)[:, None]
+    return np.bincount(flat.ravel(), (hits - conf[None, :]).ravel(), r * grid).reshape(r, grid)
 
 
-def _smooth_batched(p: np.ndarray, labels: np.ndarray, grid: int = 128, chunk: int = 16) -> np.ndarray:
-    """smECE of the confidence for each row of labels (R, n); discretised on ``grid`` nodes."""
-    n = p.shape[0]
-    r = labels.shape[0]
-    top = p.argmax(axis=1)
-    conf = p[np.arange(n), top]
-    node = np.minimum((conf * grid).astype(np.int64), grid - 1)
+def _smooth_from_mass(mass: np.ndarray, chunk: int = 16) -> np.ndarray:
+    """smECE from the per-node residual means (R, grid) (residual sums / n)."""
+    r, grid = mass.shape
     t = (np.arange(grid) + 0.5) / grid
-    hits = (labels == top[None, :]).astype(float)
-    mass = np.bincount((np.arange(r)[:, None] * grid + node).ravel(), (hits - conf).ravel(), r * grid)
-    mass = mass.reshape(r, grid) / n  # residual mass per node
     diff = [t[:, None] - t[None, :], t[:, None] + t[None, :], 2.0 - t[:, None] - t[None, :]]
     out = np.empty(r)
     for s in range(0, r, chunk):
@@ -137,15 +119,25 @@ def _smooth_batched(p: np.ndarray, labels: np.ndarray, grid: int = 128, chunk: i
     return out
 
 
-def smooth_ece(probs: Any, labels: Any, *, grid: int = 128, atol: float = 1e-4) -> float:
-    """Smooth ECE of the top-label confidence (Blasiak, Gopalan, Hu, Nakkiran 2023).
+def _smooth_batched(p: np.ndarray, labels: np.ndarray, grid: int = 128) -> np.ndarray:
+    """smECE of the confidence for each row of labels (R, n); discretised on ``grid`` nodes."""
+    top, conf = top_label(p)
+    hits = (labels == top[None, :]).astype(np.float64)
+    return _smooth_from_mass(_smooth_mass(conf, hits, grid) / p.shape[0])
+
+
+def check_grid(grid: Any) -> int:
+    return int_in_range(grid, "grid", 8, 4096)
+
+
+def smooth_ece(probs: Any, labels: Any, *, grid: int = 128, atol: float | None = None) -> float:
+    """Smooth ECE of the top-label confidence (Blasiok & Nakkiran 2023).
 
     ``smECE_sigma = int_0^1 | 1/n sum_i K_sigma(t, c_i) (a_i - c_i) | dt`` with a Gaussian kernel
     reflected at 0 and 1; the reported value is the ``sigma`` solving ``smECE_sigma = sigma``
-    (geometric bisection). Confidences are snapped to ``grid`` nodes first. probs: (n, k); labels: (n,).
+    (geometric bisection, 30 steps). Confidences are snapped to ``grid`` nodes (8 to 4096) first.
+    probs: (n, k); labels: (n,).
     """
-    p = as_probs(probs, atol=atol)
+    p = as_probs(probs, atol=check_atol(atol))
     y = as_labels(labels, *p.shape)
-    if isinstance(grid, bool) or not isinstance(grid, int | np.integer) or grid < 8:
-        raise ValueError(f"grid: expected an int >= 8, got {grid!r}")
-    return float(_smooth_batched(p, y[None, :], int(grid))[0])
+    return float(_smooth_batched(p, y[None, :], check_grid(grid))[0])
