@@ -54,7 +54,7 @@ def lint(session: nox.Session) -> None:
 @nox.session
 def core(session: nox.Session) -> None:
     """The core's own tests, with only the core and its test group installed."""
-    _sync(session, "--package", "paperworks-core", "--group", "test")
+    _sync(session, "--package", "paperworks-core", "--extra", "ray", "--group", "test")
     session.run("pytest", "shared/tests", *session.posargs)
 
 

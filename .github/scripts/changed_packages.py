@@ -50,7 +50,7 @@ def changed_packages(paths: list[str], root: Path = ROOT) -> list[str]:
                 continue
             if top == "packages" and not (root / "packages" / slug).exists():
                 continue  # deleted package
-            if top == "reproduction" and len(parts) == 2 and slug == "summary.md":
+            if top == "reproduction" and len(parts) == 2 and slug in ("summary.md", "sweep-timing.json"):
                 continue
             raise UnknownPathError(f"{path}: '{top}/{slug}' is not a known package (no pyproject.toml)")
         raise UnknownPathError(f"{path}: this script does not know which packages '{top}' affects")

@@ -68,8 +68,8 @@ def site(tmp_path):
     return root
 
 
-def run_cli(args, site, cwd):
-    env = {**os.environ, "PYTHONPATH": str(site)}
+def run_cli(args, site, cwd, **env_extra):
+    env = {**os.environ, "PYTHONPATH": str(site), **env_extra}
     return subprocess.run(
         [sys.executable, "-m", "paperworks.core.cli", *args], cwd=cwd, env=env, capture_output=True, text=True
     )
@@ -84,12 +84,19 @@ def test_list_shows_methods_claims_and_survives_a_broken_one(site, tmp_path):
 
 
 def test_reproduce_writes_report_and_reports_failed_claims(site, tmp_path):
-    r = run_cli(["reproduce", "example-method", "--quick", "--seeds", "3", "--out", "out"], site, tmp_path)
+    r = run_cli(
+        ["reproduce", "example-method", "--quick", "--seeds", "3", "--out", "out"],
+        site,
+        tmp_path,
+        PAPERWORKS_PROGRESS="1",  # progress is quiet unless a terminal watches, or this says so
+    )
     assert r.returncode == 0, r.stderr
     # gain = 0.5 + seed over seeds 0..2: t interval [-0.98, 3.98] straddles 0; cost_ratio 0.8 > 0.5 always
     assert "| beats |" in r.stdout and "*inconclusive*" in r.stdout and "**not reproduced**" in r.stdout
     assert "paper claims: 0 hold, 1 inconclusive, 1 not reproduced" in r.stdout
-    assert "training 3/3" in r.stderr  # progress goes to stderr
+    assert "training 3/3 100% [" in r.stderr and "it/s]" in r.stderr  # progress (rate, ETA) on stderr
+    seeds = sorted(p.name for p in (tmp_path / "out" / "example-method" / "seeds").iterdir())
+    assert seeds == ["0.json", "1.json", "2.json"]  # every finished seed, kept beside the report
     data = json.loads((tmp_path / "out" / "example-method" / "report.json").read_text())
     assert data["seeds"] == [0, 1, 2] and data["quick"] is True
     assert data["summary"]["gain"]["mean"] == pytest.approx(1.5)
@@ -108,8 +115,14 @@ def test_reproduce_writes_report_and_reports_failed_claims(site, tmp_path):
     ("args", "expected"),
     [
         (["reproduce", "nope"], "unknown method 'nope'; known: "),
-        (["reproduce", "example-method", "--seeds", "0"], "--seeds: expected a positive integer, got 0"),
-        (["reproduce", "example-method", "--seeds", "x"], "--seeds: expected a positive integer, got 'x'"),
+        (
+            ["reproduce", "exmaple-method"],
+            "unknown method 'exmaple-method'; did you mean 'example-method'? known: ",
+        ),
+        (["reproduce", "example-method", "--seeds", "0"], "--seeds: '0': a count must be at least 1"),
+        (["reproduce", "example-method", "--seeds", "x"], "--seeds: 'x': 'x' is not a non-negative integer"),
+        (["reproduce", "example-method", "--seeds", "3:1"], "--seeds: '3:1': range '3:1' is empty"),
+        (["reproduce", "example-method", "--seeds", "1,1"], "--seeds: '1,1': seed 1 is named twice"),
         (["reproduce", "example-method", "--out", "afile"], "--out: cannot write the report folder"),
         (["report", "--out", "missing"], "--out: missing is not a folder of reports"),
         (["frobnicate"], "invalid choice: 'frobnicate'"),
@@ -208,7 +221,7 @@ def test_a_missing_optional_module_is_one_line_naming_it_and_the_extras(site, tm
 def test_disk_full_while_writing_is_one_line_and_keeps_the_results(tmp_path, monkeypatch, capsys):
     import errno
 
-    from paperworks.core import Claim, Experiment, Paper, cli
+    from paperworks.core import Claim, Experiment, Paper, cli, registry, sweep
 
     class Tiny(Experiment):
         slug = "tiny"
@@ -221,12 +234,12 @@ def test_disk_full_while_writing_is_one_line_and_keeps_the_results(tmp_path, mon
     def full(*args, **kwargs):
         raise OSError(errno.ENOSPC, "No space left on device")
 
-    monkeypatch.setattr(cli, "load_experiment", lambda slug: Tiny())
-    monkeypatch.setattr(cli, "write_report", full)
-    monkeypatch.setattr("tempfile.tempdir", str(tmp_path))
-    assert cli.main(["reproduce", "tiny", "--quick", "--seeds", "2", "--out", str(tmp_path / "out")]) == 2
+    monkeypatch.setattr(registry, "load_experiment", lambda slug: Tiny())
+    monkeypatch.setattr(sweep, "write_report", full)
+    out = tmp_path / "out"
+    assert cli.main(["reproduce", "tiny", "--quick", "--seeds", "2", "--out", str(out)]) == 2
     errors = [ln for ln in capsys.readouterr().err.splitlines() if ln.startswith("paperworks: error")]
     assert len(errors) == 1 and "No space left on device" in errors[0]
-    err = errors[0]
-    kept = err.split("kept in ")[1].rstrip(")")
-    assert json.loads(open(kept).read())["per_seed"] == [{"m": 1.0}, {"m": 2.0}]
+    assert f"seeds [0, 1] in {out / 'tiny' / 'seeds'}" in errors[0]
+    kept = [json.loads((out / "tiny" / "seeds" / f"{s}.json").read_text())["metrics"] for s in (0, 1)]
+    assert kept == [{"m": 1.0}, {"m": 2.0}]

@@ -120,7 +120,8 @@ def test_progress_writes_lines(capsys):
     assert list(p.track(range(3), "step")) == [0, 1, 2]
     p.log("done")
     out = buf.getvalue()
-    assert "step 3/3" in out and "done" in out
+    assert "step 3/3 100% [" in out and "it/s]" in out and "done" in out  # count, rate and ETA (tqdm)
+    assert out.count("step 3/3") == 1  # one line per state on a stream that is not a terminal
     silent = io.StringIO()
     list(Progress(enabled=False, stream=silent).track(range(3), "x"))
     assert silent.getvalue() == ""

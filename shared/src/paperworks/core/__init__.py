@@ -1,9 +1,9 @@
 """paperworks.core: the thin core shared by every paperworks method package.
 
 The experiment protocol (:class:`Paper`, :class:`Claim`, :class:`SlopeClaim`, :class:`Experiment`,
-:class:`Report`) with interval verdicts,
-discovery of installed experiments, seeding, device choice, atomic result writing, a progress
-display, and small metrics used across fields.
+:class:`Report`) with interval verdicts, executors that run seeds in process or on Ray and
+:func:`assemble_report` for any other engine, discovery of installed experiments, seeding, device
+choice, atomic result writing, a progress display (tqdm), and small metrics used across fields.
 """
 
 from .claims import (
@@ -18,14 +18,17 @@ from .claims import (
     loglog_slope,
     t_interval,
 )
-from .experiment import Experiment
+from .executors import LocalExecutor, RayExecutor
+from .experiment import Experiment, IncompleteReport, RunInterrupted, SeedResult, assemble_report
 from .io import atomic_write_bytes, atomic_write_json, atomic_write_text, check_writable, write_report
 from .metrics import dcg_at_k, effective_rank, ndcg_at_k, recall_at_k
+from .overrides import OverrideError
 from .plots import optional_pyplot
 from .progress import Progress
 from .registry import GROUP, UnknownSlugError, find_experiments, load_experiment
 from .report import MetricSummary, Paper, Report, claims_table, verdict_counts, verdict_line
 from .seeding import choose_device, seed_everything, torch_threads
+from .seeds import parse_seed_spec
 
 __all__ = [
     "GROUP",
@@ -42,6 +45,14 @@ __all__ = [
     "Claim",
     "ClaimResult",
     "Experiment",
+    "IncompleteReport",
+    "LocalExecutor",
+    "OverrideError",
+    "RayExecutor",
+    "RunInterrupted",
+    "SeedResult",
+    "assemble_report",
+    "parse_seed_spec",
     "MetricSummary",
     "Paper",
     "Progress",

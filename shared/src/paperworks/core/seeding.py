@@ -10,7 +10,7 @@ from contextlib import contextmanager
 
 import numpy as np
 
-__all__ = ["choose_device", "seed_everything", "torch_threads"]
+__all__ = ["DEVICES", "choose_device", "seed_everything", "torch_threads"]
 
 
 def seed_everything(seed: int) -> np.random.Generator:
@@ -32,20 +32,33 @@ def seed_everything(seed: int) -> np.random.Generator:
     return np.random.default_rng(seed)
 
 
+DEVICES = ("auto", "cpu", "cuda")
+
+
 def choose_device(prefer: str | None = None) -> str:
     """``"cuda"`` when torch sees a GPU, else ``"cpu"``; ``prefer`` (or ``PAPERWORKS_DEVICE``) overrides.
 
-    Returns a device string usable by ``torch.device``. Without torch installed it is ``"cpu"``.
+    ``prefer``/``PAPERWORKS_DEVICE``: ``"auto"`` (the default choice), ``"cpu"``, ``"cuda"`` or
+    ``"cuda:N"``; ``paperworks reproduce --device`` sets the variable for the run. Returns a device
+    string usable by ``torch.device``. Without torch installed it is ``"cpu"``.
     """
-    prefer = prefer or os.environ.get("PAPERWORKS_DEVICE")
+    prefer = prefer or os.environ.get("PAPERWORKS_DEVICE") or None
+    if prefer is not None:
+        prefer = prefer.strip().lower()
+        if prefer == "auto":
+            prefer = None
+        elif prefer != "cpu" and not prefer.startswith("cuda"):
+            raise ValueError(f"device: expected one of {DEVICES} (or cuda:N), got {prefer!r}")
+    if prefer == "cpu":
+        return "cpu"  # no torch import needed to know that
     try:
         import torch
     except ImportError:
-        if prefer not in (None, "cpu"):
+        if prefer is not None:
             raise ValueError(f"device: {prefer!r} requested but torch is not installed") from None
         return "cpu"
     if prefer is not None:
-        if prefer.startswith("cuda") and not torch.cuda.is_available():
+        if not torch.cuda.is_available():
             raise ValueError(f"device: {prefer!r} requested but torch sees no CUDA device")
         return prefer
     return "cuda" if torch.cuda.is_available() else "cpu"
