@@ -131,6 +131,8 @@ def _interrupt(args, site, cwd, block_from, log):
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        # a shell's background job inherits SIGINT ignored, and Python then keeps it ignored: restore it
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     _wait_for(blocked, proc)  # seed `block_from` is running (and the earlier ones are done)
     proc.send_signal(signal.SIGINT)
