@@ -90,9 +90,10 @@ def catalog_block(packages: list[Path]) -> str:
         "| method | package | paper | paper claims | mechanism claims | exact | full run |",
         "| --- | --- | --- | --- | --- | --- | --- |",
     ]
+    reports = {pkg.name: _report(pkg.name) for pkg in packages}
     for pkg in packages:
         meta = tomllib.loads((pkg / "pyproject.toml").read_text())["project"]
-        rep = _report(pkg.name)
+        rep = reports[pkg.name]
         if rep is None:
             cells, paper, run = ["built, not yet reproduced", "", ""], "", ""
         else:
@@ -109,8 +110,7 @@ def catalog_block(packages: list[Path]) -> str:
     if not packages:
         rows.append("| (none yet) | | | | | | |")
     total = {"paper": [0, 0, 0], "mechanism": [0, 0, 0]}
-    for pkg in packages:
-        rep = _report(pkg.name)
+    for rep in reports.values():
         for g, row in (verdict_counts(rep["claims"]) if rep else {}).items():
             if g in total:
                 total[g] = [a + b for a, b in zip(total[g], row.values())]

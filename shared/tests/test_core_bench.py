@@ -351,3 +351,18 @@ def test_extra_tables_are_stored_and_the_markdown_regenerates_from_json(tmp_path
     js, md = write_results(res, tmp_path, title="T", tables={"Quality on the same inputs": quality})
     assert "## Quality on the same inputs" in md.read_text() and "| a | 0.31 |" in md.read_text()
     assert render_results_file(tmp_path) == md.read_text() == render_results_file(js)
+
+
+def test_publish_writes_beside_the_script_only_in_a_full_run(tmp_path, capsys):
+    from paperworks.core.bench import publish
+
+    res = compare({"a": lambda: None, "b": lambda: None}, ours="a", repeats=3, warmup=1, number=1)
+    script = tmp_path / "benchmarks" / "bench_x.py"
+    script.parent.mkdir()
+    quick = publish(res, script, quick=True, title="T")
+    assert (
+        not (script.parent / "results.json").exists()
+        and "committed results left alone" in capsys.readouterr().out
+    )
+    full = publish(res, script, quick=False, title="T")
+    assert (script.parent / "results.md").read_text() == full and "# T" in quick

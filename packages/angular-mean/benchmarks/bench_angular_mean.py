@@ -24,15 +24,13 @@ results.md; ``--quick`` (smallest size, 3 rounds, 1 warm-up) writes to a tempora
 from __future__ import annotations
 
 import argparse
-import tempfile
-from pathlib import Path
 
 import numpy as np
 from scipy.optimize import minimize
 
 from paperworks.angular_mean import angular_mean, arithmetic_mean, long_run_ip, random_instance
 from paperworks.angular_mean.rules import _starts
-from paperworks.core.bench import compare, write_results
+from paperworks.core.bench import compare, publish
 
 N_STARTS = 8
 MC_PAIRS = 1000
@@ -183,13 +181,7 @@ def main(quick: bool = False) -> str:
         "Quality: objective reached (same inputs, last timed call of each side)": "\n".join(q_rule),
         "Quality: Monte Carlo error of long-run agreement (1,000 pairs, seed 0)": "\n".join(q_ip),
     }
-    folder = Path(tempfile.mkdtemp(prefix="angular-mean-bench-")) if quick else Path(__file__).parent
-    _, md = write_results([rule, ip], folder, title="angular-mean benchmarks", tables=tables)
-    text = md.read_text()
-    print(text)
-    if quick:
-        print(f"(quick run: written to {folder}, committed results untouched)")
-    return text
+    return publish([rule, ip], __file__, quick=quick, title="angular-mean benchmarks", tables=tables)
 
 
 if __name__ == "__main__":

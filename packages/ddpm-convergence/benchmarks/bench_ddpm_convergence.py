@@ -24,15 +24,13 @@ from __future__ import annotations
 
 import argparse
 import math
-import tempfile
-from pathlib import Path
 
 import numpy as np
 import torch
 from diffusers import DDIMScheduler, DDPMScheduler
 
 import paperworks.ddpm_convergence as dc
-from paperworks.core.bench import compare, results_markdown, write_results
+from paperworks.core.bench import compare, publish
 
 T = 1000
 STEP = 500  # diffusers' timestep (ours t = STEP + 1)
@@ -171,14 +169,7 @@ def main() -> None:
         f"(batch {BATCH:,}, Li-Yan T = {T}; our side in float64)": agreement_table(sizes)
     }
     title = "ddpm-convergence benchmarks"
-    if args.quick:
-        folder = Path(tempfile.mkdtemp(prefix="bench_ddpm_convergence_"))
-        write_results(results, folder, title=title, tables=tables)
-        print(results_markdown(results, title, tables=tables))
-        print(f"(quick run: results written to {folder}, committed results left alone)")
-    else:
-        _, md = write_results(results, Path(__file__).parent, title=title, tables=tables)
-        print(md.read_text())
+    publish(results, __file__, quick=args.quick, title=title, tables=tables)
 
 
 if __name__ == "__main__":

@@ -24,15 +24,13 @@ from __future__ import annotations
 
 import argparse
 import functools
-import tempfile
-from pathlib import Path
 from types import SimpleNamespace
 
 import torch
 import torchhd
 from torchhd.tensors.fhrr import FHRRTensor
 
-from paperworks.core.bench import compare, results_markdown, write_results
+from paperworks.core.bench import compare, publish
 from paperworks.herm import Channel, HSMCodec, bind, bundle, similarity, transmit, unbind
 
 DIMS = (1024, 4096, 10000)
@@ -155,15 +153,9 @@ def main() -> None:
             ),
         ]
         tables = {"Quality: decoding accuracy through AWGN (same vectors)": quality_table(dims)}
-    if args.quick:
-        folder = Path(tempfile.mkdtemp(prefix="bench_herm_"))
-        write_results(results, folder, title=TITLE + " (quick)", tables=tables)
-        print(results_markdown(results, TITLE + " (quick)", tables=tables))
-        print(f"quick run: results written to {folder} (the committed results are unchanged)")
-    else:
-        js, md = write_results(results, Path(__file__).parent, title=TITLE, tables=tables)
-        print(md.read_text())
-        print(f"written: {js}, {md}")
+    publish(
+        results, __file__, quick=args.quick, title=TITLE + (" (quick)" if args.quick else ""), tables=tables
+    )
 
 
 if __name__ == "__main__":

@@ -22,13 +22,11 @@ writes them to a temporary folder and prints the markdown.
 from __future__ import annotations
 
 import argparse
-import tempfile
-from pathlib import Path
 
 import numpy as np
 
 import paperworks.hidden_target_oio as oio
-from paperworks.core.bench import compare, results_markdown, write_results
+from paperworks.core.bench import compare, publish
 
 try:
     import cvxpy as cp
@@ -187,14 +185,7 @@ def main() -> None:
         "Hidden-target policy throughput": "\n".join(rps),
     }
     title = "hidden-target-oio benchmarks"
-    if args.quick:
-        folder = Path(tempfile.mkdtemp(prefix="bench_hidden_target_oio_"))
-        write_results(results, folder, title=title, tables=tables)
-        print(results_markdown(results, title, tables=tables))
-        print(f"(quick run: results written to {folder}, committed results left alone)")
-    else:
-        _, md = write_results(results, Path(__file__).parent, title=title, tables=tables)
-        print(md.read_text())
+    publish(results, __file__, quick=args.quick, title=title, tables=tables)
 
 
 if __name__ == "__main__":

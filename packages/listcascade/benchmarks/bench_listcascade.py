@@ -28,12 +28,10 @@ warm-up call) writes them to a temporary folder and prints the markdown.
 from __future__ import annotations
 
 import argparse
-import tempfile
-from pathlib import Path
 
 import numpy as np
 
-from paperworks.core.bench import compare, results_markdown, write_results
+from paperworks.core.bench import compare, publish
 from paperworks.listcascade import (
     ListCascade,
     Stream,
@@ -255,14 +253,7 @@ def main() -> None:
     args = ap.parse_args()
     results, tables = run(args.quick)
     title = "listcascade benchmarks"
-    if args.quick:
-        folder = Path(tempfile.mkdtemp(prefix="bench_listcascade_"))
-        write_results(results, folder, title=title, tables=tables)
-        print(results_markdown(results, title, tables=tables))
-        print(f"(quick run: results written to {folder}, committed results left alone)")
-    else:
-        _, md = write_results(results, Path(__file__).parent, title=title, tables=tables)
-        print(md.read_text())
+    publish(results, __file__, quick=args.quick, title=title, tables=tables)
 
 
 if __name__ == "__main__":

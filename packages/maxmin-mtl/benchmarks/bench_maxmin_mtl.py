@@ -18,13 +18,11 @@ rounds, 1 warm-up call) writes them to a temporary folder and prints the markdow
 from __future__ import annotations
 
 import argparse
-import tempfile
-from pathlib import Path
 
 import numpy as np
 import torch
 
-from paperworks.core.bench import compare, results_markdown, write_results
+from paperworks.core.bench import compare, publish
 from paperworks.maxmin_mtl import MGDA, CAGrad, MaxMinWeighting, NashMTL, maxmin_weights
 
 TASKS = (2, 10, 40)
@@ -107,14 +105,7 @@ def main() -> None:
     results = run(sizes, repeats=repeats, warmup=warmup)
     tables = {"Max-min solver on the same inputs": solver_table(sizes)}
     title = "maxmin-mtl benchmarks"
-    if args.quick:
-        folder = Path(tempfile.mkdtemp(prefix="bench_maxmin_mtl_"))
-        write_results(results, folder, title=title, tables=tables)
-        print(results_markdown(results, title, tables=tables))
-        print(f"(quick run: results written to {folder}, committed results left alone)")
-    else:
-        _, md = write_results(results, Path(__file__).parent, title=title, tables=tables)
-        print(md.read_text())
+    publish(results, __file__, quick=args.quick, title=title, tables=tables)
 
 
 if __name__ == "__main__":

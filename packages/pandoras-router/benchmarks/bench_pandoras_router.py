@@ -22,13 +22,11 @@ temporary folder and prints.
 from __future__ import annotations
 
 import argparse
-import tempfile
-from pathlib import Path
 
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from paperworks.core.bench import compare, write_results
+from paperworks.core.bench import compare, publish
 from paperworks.pandoras_router import (
     CheapValueEstimator,
     RouteLLMRouter,
@@ -158,13 +156,7 @@ def main(quick: bool = False) -> str:
         "Throughput in decisions per second (n / median seconds per call, from the timings above)": rates,
         title: quality,
     }
-    folder = Path(tempfile.mkdtemp(prefix="pandoras-router-bench-")) if quick else Path(__file__).parent
-    _, md = write_results([result], folder, title="pandoras-router benchmarks", tables=tables)
-    text = md.read_text()
-    print(text)
-    if quick:
-        print(f"(quick run: written to {folder}, committed results untouched)")
-    return text
+    return publish([result], __file__, quick=quick, title="pandoras-router benchmarks", tables=tables)
 
 
 if __name__ == "__main__":

@@ -22,14 +22,12 @@ from __future__ import annotations
 
 import argparse
 import functools
-import tempfile
-from pathlib import Path
 from types import SimpleNamespace
 
 import torch
 from torch import nn
 
-from paperworks.core.bench import compare, results_markdown, write_results
+from paperworks.core.bench import compare, publish
 from paperworks.penex import PENEXLoss
 
 CLASSES = (10, 100, 1000, 10_000)
@@ -123,15 +121,9 @@ def main() -> None:
         )
     ]
     tables = {"Memory kept for backward (same inputs)": memory_table(classes)}
-    if args.quick:
-        folder = Path(tempfile.mkdtemp(prefix="bench_penex_"))
-        write_results(results, folder, title=TITLE + " (quick)", tables=tables)
-        print(results_markdown(results, TITLE + " (quick)", tables=tables))
-        print(f"quick run: results written to {folder} (the committed results are unchanged)")
-    else:
-        js, md = write_results(results, Path(__file__).parent, title=TITLE, tables=tables)
-        print(md.read_text())
-        print(f"written: {js}, {md}")
+    publish(
+        results, __file__, quick=args.quick, title=TITLE + (" (quick)" if args.quick else ""), tables=tables
+    )
 
 
 if __name__ == "__main__":

@@ -24,13 +24,11 @@ rounds, 1 warm-up) writes to a temporary folder and prints.
 from __future__ import annotations
 
 import argparse
-import tempfile
-from pathlib import Path
 
 import torch
 from torch import nn
 
-from paperworks.core.bench import compare, write_results
+from paperworks.core.bench import compare, publish
 from paperworks.pgsb import LoRAAdapter, merge
 from paperworks.pgsb.peft_interop import peft_merge, to_peft_model
 
@@ -146,13 +144,7 @@ def main(quick: bool = False) -> str:
         dense, low = K * d * d * 4 / 2**20, K * RANK * 2 * d * 4 / 2**20
         mem.append(f"| {d:,} × {K} | {dense:.3g} MiB | {low:.3g} MiB |")
     tables = {"Analytic size of the main intermediates (not measured)": "\n".join(mem)}
-    folder = Path(tempfile.mkdtemp(prefix="pgsb-bench-")) if quick else Path(__file__).parent
-    _, md = write_results([main_result, svd_result], folder, title="pgsb benchmarks", tables=tables)
-    text = md.read_text()
-    print(text)
-    if quick:
-        print(f"(quick run: written to {folder}, committed results untouched)")
-    return text
+    return publish([main_result, svd_result], __file__, quick=quick, title="pgsb benchmarks", tables=tables)
 
 
 if __name__ == "__main__":

@@ -24,14 +24,12 @@ from __future__ import annotations
 
 import argparse
 import copy
-import tempfile
-from pathlib import Path
 from types import SimpleNamespace
 
 import torch
 from torch.nn import functional as F
 
-from paperworks.core.bench import compare, results_markdown, write_results
+from paperworks.core.bench import compare, publish
 from paperworks.pm_lora import MLP, OLoRA, PerTaskLoRA, PMLoRA, PMLoRAConfig
 from paperworks.pm_lora.training import Adam
 
@@ -214,15 +212,9 @@ def main() -> None:
         ),
     ]
     tables = {"Stored adapter size vs number of tasks": size_table(stream, checkpoints)}
-    if args.quick:
-        folder = Path(tempfile.mkdtemp(prefix="bench_pm_lora_"))
-        write_results(results, folder, title=TITLE + " (quick)", tables=tables)
-        print(results_markdown(results, TITLE + " (quick)", tables=tables))
-        print(f"quick run: results written to {folder} (the committed results are unchanged)")
-    else:
-        js, md = write_results(results, Path(__file__).parent, title=TITLE, tables=tables)
-        print(md.read_text())
-        print(f"written: {js}, {md}")
+    publish(
+        results, __file__, quick=args.quick, title=TITLE + (" (quick)" if args.quick else ""), tables=tables
+    )
 
 
 if __name__ == "__main__":

@@ -36,7 +36,7 @@ import numpy as np
 import torch
 
 from paperworks.core import torch_threads
-from paperworks.core.bench import compare, write_results
+from paperworks.core.bench import compare, publish
 from paperworks.prismic import (
     EncoderConfig,
     GRPOConfig,
@@ -253,13 +253,7 @@ def main(quick: bool = False) -> str:
                 "with RecBole's was not run. RecBole is deliberately outside the workspace lock; install "
                 f"it where you run this benchmark (`{INSTALL_RECBOLE}`) and rerun."
             )
-    folder = Path(tempfile.mkdtemp(prefix="prismic-bench-")) if quick else Path(__file__).parent
-    _, md = write_results(results, folder, title="prismic benchmarks", tables=tables)
-    text = md.read_text()
-    print(text)
-    if quick:
-        print(f"(quick run: written to {folder}, committed results untouched)")
-    return text
+    return publish(results, __file__, quick=quick, title="prismic benchmarks", tables=tables)
 
 
 if __name__ == "__main__":

@@ -40,7 +40,7 @@ import numpy as np
 import torch
 
 from paperworks.core import torch_threads
-from paperworks.core.bench import compare, write_results
+from paperworks.core.bench import compare, publish
 from paperworks.slienet import (
     DynamicExitRunner,
     OnnxPlan,
@@ -328,13 +328,7 @@ def main(quick: bool = False) -> str:
     tables["Tail latency at batch 1 (per-call times of the rounds above)"] = (
         "p50 and p99 of the single-call times of each variant's first comparison above.\n\n" + "\n".join(rows)
     )
-    folder = Path(tempfile.mkdtemp(prefix="slienet-bench-")) if quick else Path(__file__).parent
-    _, md = write_results(results, folder, title="slienet benchmarks", tables=tables)
-    text = md.read_text()
-    print(text)
-    if quick:
-        print(f"(quick run: written to {folder}, committed results untouched)")
-    return text
+    return publish(results, __file__, quick=quick, title="slienet benchmarks", tables=tables)
 
 
 if __name__ == "__main__":

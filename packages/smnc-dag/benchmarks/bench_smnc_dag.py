@@ -27,10 +27,8 @@ from __future__ import annotations
 
 import argparse
 import functools
-import tempfile
 from collections.abc import Callable, Sequence
 from importlib.metadata import version
-from pathlib import Path
 from types import SimpleNamespace
 
 import dagma.linear  # noqa: F401  (loaded before the BLAS pools are pinned)
@@ -38,7 +36,7 @@ import numpy as np
 import scipy.linalg  # noqa: F401  (scipy's BLAS, loaded before the pools are pinned)
 from threadpoolctl import threadpool_info, threadpool_limits
 
-from paperworks.core.bench import BenchResult, compare, results_markdown, write_results
+from paperworks.core.bench import BenchResult, compare, publish
 from paperworks.smnc_dag import SMNC
 from paperworks.smnc_dag.baselines import dagma_linear, notears_linear
 from paperworks.smnc_dag.data import simulate_dag, simulate_linear_sem, simulate_weights
@@ -193,15 +191,7 @@ def main() -> None:
         print(f"thread pools: {', '.join(pools)}", flush=True)
         results, tables = run(args.quick)
     title = TITLE + (" (quick)" if args.quick else "")
-    if args.quick:
-        folder = Path(tempfile.mkdtemp(prefix="bench_smnc_dag_"))
-        write_results(results, folder, title=title, tables=tables)
-        print(results_markdown(results, title, tables=tables))
-        print(f"quick run: results written to {folder} (the committed results are unchanged)")
-    else:
-        js, md = write_results(results, Path(__file__).parent, title=title, tables=tables)
-        print(md.read_text())
-        print(f"written: {js}, {md}")
+    publish(results, __file__, quick=args.quick, title=title, tables=tables)
 
 
 if __name__ == "__main__":

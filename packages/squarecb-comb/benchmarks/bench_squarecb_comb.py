@@ -27,12 +27,10 @@ Full mode writes ``benchmarks/results.json`` and ``results.md``; ``--quick`` (A 
 from __future__ import annotations
 
 import argparse
-import tempfile
-from pathlib import Path
 
 import numpy as np
 
-from paperworks.core.bench import bootstrap_ratio_interval, compare, results_markdown, write_results
+from paperworks.core.bench import bootstrap_ratio_interval, compare, publish
 from paperworks.squarecb_comb import EnvironmentConfig, LinearOracle, SemiBanditEnvironment, SquareCBComb
 from paperworks.squarecb_comb.experiments import ActLearnRound
 
@@ -167,14 +165,7 @@ def main() -> None:
     if vowpalwabbit is not None:
         tables["Single-action task: SquareCB.Comb m=1 / vowpal wabbit (same rounds)"] = m1_table(results[0])
     title = "squarecb-comb benchmarks"
-    if args.quick:
-        folder = Path(tempfile.mkdtemp(prefix="bench_squarecb_comb_"))
-        write_results(results, folder, title=title, tables=tables)
-        print(results_markdown(results, title, tables=tables))
-        print(f"(quick run: results written to {folder}, committed results left alone)")
-    else:
-        _, md = write_results(results, Path(__file__).parent, title=title, tables=tables)
-        print(md.read_text())
+    publish(results, __file__, quick=args.quick, title=title, tables=tables)
 
 
 if __name__ == "__main__":

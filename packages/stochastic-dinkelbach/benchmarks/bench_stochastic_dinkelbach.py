@@ -28,14 +28,12 @@ from __future__ import annotations
 
 import argparse
 import functools
-import tempfile
 import warnings
-from pathlib import Path
 from types import SimpleNamespace
 
 import numpy as np
 
-from paperworks.core.bench import compare, results_markdown, write_results
+from paperworks.core.bench import compare, publish
 from paperworks.stochastic_dinkelbach import DinkelbachClassifier, GaussianStream, get_metric
 
 TITLE = "stochastic-dinkelbach benchmarks"
@@ -188,15 +186,9 @@ def main() -> None:
         )
     sizes = SIZES_ALL[:1] if args.quick else SIZES_ALL
     tables = {"Quality: final online F1 on the same stream": quality_table(sizes, small)}
-    if args.quick:
-        folder = Path(tempfile.mkdtemp(prefix="bench_stochastic_dinkelbach_"))
-        write_results(results, folder, title=TITLE + " (quick)", tables=tables)
-        print(results_markdown(results, TITLE + " (quick)", tables=tables))
-        print(f"quick run: results written to {folder} (the committed results are unchanged)")
-    else:
-        js, md = write_results(results, Path(__file__).parent, title=TITLE, tables=tables)
-        print(md.read_text())
-        print(f"written: {js}, {md}")
+    publish(
+        results, __file__, quick=args.quick, title=TITLE + (" (quick)" if args.quick else ""), tables=tables
+    )
 
 
 if __name__ == "__main__":

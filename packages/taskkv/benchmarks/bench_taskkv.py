@@ -25,14 +25,12 @@ results.md; ``--quick`` (3 rounds, 1 warm-up; the one size) writes to a temporar
 from __future__ import annotations
 
 import argparse
-import tempfile
-from pathlib import Path
 
 import numpy as np
 import torch
 from kvpress import SnapKVPress
 
-from paperworks.core.bench import compare, write_results
+from paperworks.core.bench import compare, publish
 from paperworks.taskkv import AgentTaskConfig, TaskKVPress, Vocab, generate_tasks
 from paperworks.taskkv.toymodel import tiny_llama
 
@@ -173,13 +171,7 @@ def main(quick: bool = False) -> str:
         "Compression overhead (paired by round: prefill with the press minus the plain prefill; in "
         "units of the median decode step of that press's cache)": "\n".join(over),
     }
-    folder = Path(tempfile.mkdtemp(prefix="taskkv-bench-")) if quick else Path(__file__).parent
-    _, md = write_results([prefill, decode], folder, title="taskkv benchmarks", tables=tables)
-    text = md.read_text()
-    print(text)
-    if quick:
-        print(f"(quick run: written to {folder}, committed results untouched)")
-    return text
+    return publish([prefill, decode], __file__, quick=quick, title="taskkv benchmarks", tables=tables)
 
 
 if __name__ == "__main__":

@@ -25,15 +25,13 @@ from __future__ import annotations
 import argparse
 import contextlib
 import itertools
-import tempfile
 from collections.abc import Sequence
-from pathlib import Path
 from types import SimpleNamespace
 
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from paperworks.core.bench import BenchResult, compare, results_markdown, write_results
+from paperworks.core.bench import BenchResult, compare, publish
 from paperworks.tg_replay import PrioritizedSampler, RingBuffer, TruncatedGeometricSampler, UniformSampler
 
 try:  # the TorchRL peer (extra `torchrl`); imported before the thread pools are pinned
@@ -175,15 +173,7 @@ def main() -> None:
     with threadpool_limits(limits=1):
         results = run(sizes, repeats, warmup)
     title = TITLE + (" (quick)" if args.quick else "")
-    if args.quick:
-        folder = Path(tempfile.mkdtemp(prefix="bench_tg_replay_"))
-        write_results(results, folder, title=title)
-        print(results_markdown(results, title))
-        print(f"quick run: results written to {folder} (the committed results are unchanged)")
-    else:
-        js, md = write_results(results, Path(__file__).parent, title=title)
-        print(md.read_text())
-        print(f"written: {js}, {md}")
+    publish(results, __file__, quick=args.quick, title=title)
 
 
 if __name__ == "__main__":

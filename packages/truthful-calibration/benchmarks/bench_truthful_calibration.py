@@ -30,16 +30,14 @@ from __future__ import annotations
 
 import argparse
 import functools
-import tempfile
 from collections.abc import Callable
 from contextlib import nullcontext
-from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
 
-from paperworks.core.bench import compare, results_markdown, write_results
+from paperworks.core.bench import compare, publish
 from paperworks.truthful_calibration import classwise_atb, smooth_ece, top_label_ece, truthful_classwise_error
 from paperworks.truthful_calibration._inputs import as_labels, as_probs
 
@@ -294,15 +292,9 @@ def main() -> None:
     tables = {"Quality: values on the same inputs (agreement check)": quality_table(sizes, ece)}
     if relplot is not None:
         tables["Smooth ECE: ours vs relplot on the same inputs"] = smooth_table(smooth_sizes)
-    if args.quick:
-        folder = Path(tempfile.mkdtemp(prefix="bench_truthful_calibration_"))
-        write_results(results, folder, title=TITLE + " (quick)", tables=tables)
-        print(results_markdown(results, TITLE + " (quick)", tables=tables))
-        print(f"quick run: results written to {folder} (the committed results are unchanged)")
-    else:
-        js, md = write_results(results, Path(__file__).parent, title=TITLE, tables=tables)
-        print(md.read_text())
-        print(f"written: {js}, {md}")
+    publish(
+        results, __file__, quick=args.quick, title=TITLE + (" (quick)" if args.quick else ""), tables=tables
+    )
 
 
 if __name__ == "__main__":

@@ -45,6 +45,7 @@ __all__ = [
     "compare",
     "load_results",
     "pin_threads",
+    "publish",
     "results_markdown",
     "render_results_file",
     "write_results",
@@ -593,6 +594,30 @@ def load_results(path: str | os.PathLike[str]) -> list[BenchResult]:
     if not isinstance(data, dict) or data.get("schema") != SCHEMA:
         raise ValueError(f"{path}: not a paperworks bench results file (expected schema {SCHEMA!r})")
     return [BenchResult.from_dict(d) for d in data["results"]]
+
+
+def publish(
+    results: BenchResult | Sequence[BenchResult],
+    script: str | os.PathLike[str],
+    *,
+    quick: bool,
+    title: str = "Benchmarks",
+    tables: Mapping[str, str] | None = None,
+) -> str:
+    """Write a benchmark script's results and print them; return the markdown.
+
+    The full run writes beside ``script`` (its ``benchmarks/`` folder, the committed results); a quick
+    run writes into a fresh temporary folder and leaves the committed results alone.
+    """
+    import tempfile
+
+    folder = Path(tempfile.mkdtemp(prefix="paperworks-bench-")) if quick else Path(script).resolve().parent
+    _, md = write_results(results, folder, title=title, tables=tables)
+    text = md.read_text()
+    print(text)
+    if quick:
+        print(f"(quick run: results written to {folder}, committed results left alone)")
+    return text
 
 
 def render_results_file(path: str | os.PathLike[str]) -> str:

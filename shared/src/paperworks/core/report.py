@@ -144,16 +144,6 @@ class Report:
     def n_holding(self) -> int:
         return sum(r.holds for r in self.claims)
 
-    @property
-    def environment(self) -> dict[str, str]:
-        """Short machine line (python, numpy, torch, CPU threads) for headers."""
-        r = self.record
-        env = {"python": r.get("python", "?")}
-        env.update({k: v for k, v in r.get("libraries", {}).items() if k in ("numpy", "torch")})
-        if "cpu_count" in r:
-            env["cpus"] = str(r["cpu_count"])
-        return env
-
     def to_dict(self) -> dict[str, Any]:
         return {
             "schema": 2,
@@ -174,12 +164,6 @@ class Report:
 
     def claims_table(self) -> str:
         return claims_table([r.to_dict() for r in self.claims])
-
-    def metrics_table(self) -> str:
-        rows = ["| metric | mean | std | min | max | seeds |", "| --- | --- | --- | --- | --- | --- |"]
-        for name, s in self.summary.items():
-            rows.append(f"| {name} | {s.mean:.4g} | {s.std:.2g} | {s.min:.4g} | {s.max:.4g} | {s.n} |")
-        return "\n".join(rows)
 
     def to_markdown(self) -> str:
         return render_markdown(self.to_dict())

@@ -138,3 +138,23 @@ def check_tol(tol: object, name: str = "tol") -> float:
 def check_seed(seed: object, name: str = "seed") -> int:
     """A seed: an int >= 0 (not a bool, not a float)."""
     return nonnegative_int(seed, name)
+
+
+def check_rule_inputs(
+    thetas: object,
+    alpha: object,
+    cov: object,
+    n_starts: object,
+    max_iter: object,
+    tol: object,
+    fractions: np.ndarray | None = None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, int, int, float]:
+    """The checks every rule's fit starts with: ``(thetas, alpha, cov, n_starts, max_iter, tol)``.
+
+    ``fractions``: already checked population fractions (skips the alpha check).
+    """
+    thetas = check_voters(thetas)
+    alpha = fractions if fractions is not None else check_fractions(alpha, thetas.shape[0])
+    cov = check_cov(cov, thetas.shape[1])
+    n_starts, max_iter, tol = check_solver(n_starts, max_iter, tol)
+    return thetas, alpha, cov, n_starts, max_iter, tol

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._validation import check_cov, check_fractions, check_seed, check_solver, check_voters
+from ._validation import check_fractions, check_rule_inputs, check_seed, check_voters
 from .sphere import angles, from_sphere, to_sphere
 
 __all__ = ["MaxMinFit", "maxmin_slack", "proportionality_slack"]
@@ -158,10 +158,9 @@ def _maxmin_fit(
     *,
     fractions: np.ndarray | None = None,
 ) -> tuple[np.ndarray, MaxMinFit]:
-    thetas = check_voters(thetas)
-    alpha = fractions if fractions is not None else check_fractions(alpha, thetas.shape[0])
-    cov = check_cov(cov, thetas.shape[1])
-    n_starts, max_iter, tol = check_solver(n_starts, max_iter, tol)
+    thetas, alpha, cov, n_starts, max_iter, tol = check_rule_inputs(
+        thetas, alpha, cov, n_starts, max_iter, tol, fractions
+    )
     u = to_sphere(thetas, cov)
     keep = alpha > 0
     fit = _solve(u[keep], alpha[keep], n_starts, max_iter, tol, rng)

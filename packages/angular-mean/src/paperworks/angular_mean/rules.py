@@ -29,7 +29,7 @@ import numpy as np
 
 from paperworks.core.validate import one_of
 
-from ._validation import check_cov, check_fractions, check_seed, check_solver, check_voters
+from ._validation import check_cov, check_fractions, check_rule_inputs, check_seed, check_voters
 from .maxmin import maxmin_slack
 from .sphere import _exp, from_sphere, to_sphere
 
@@ -255,10 +255,9 @@ def _fit(
     fractions: np.ndarray | None = None,
 ) -> tuple[np.ndarray, SphericalFit]:
     """Validated inputs -> (scoring vector (d,), fit); ``fractions`` skips the alpha check."""
-    thetas = check_voters(thetas)
-    alpha = fractions if fractions is not None else check_fractions(alpha, thetas.shape[0])
-    cov = check_cov(cov, thetas.shape[1])
-    n_starts, max_iter, tol = check_solver(n_starts, max_iter, tol)
+    thetas, alpha, cov, n_starts, max_iter, tol = check_rule_inputs(
+        thetas, alpha, cov, n_starts, max_iter, tol, fractions
+    )
     u = to_sphere(thetas, cov)
     keep = alpha > 0
     u, a = u[keep], alpha[keep]
