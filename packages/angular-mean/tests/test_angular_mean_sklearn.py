@@ -62,7 +62,23 @@ def test_sklearn_estimator_checks(estimator, check):
     with warnings.catch_warnings():
         # the checks' small data sets include ties (e.g. a median of four voters is an arc)
         warnings.simplefilter("ignore", AmbiguousRuleWarning)
+        # the checks pass a y to every estimator; the rules ignore it and say so
+        warnings.filterwarnings("ignore", message="y: ignored by the voting rules")
         check(estimator)
+
+
+def test_weights_passed_as_y_warn_and_sample_weight_is_used():
+    rng = np.random.default_rng(0)
+    thetas = rng.normal(size=(6, 3))
+    alpha = np.array([0.5, 0.3, 0.1, 0.05, 0.03, 0.02])
+    with pytest.warns(UserWarning, match="sample_weight"):
+        wrong = AngularMean().fit(thetas, alpha)
+    right = AngularMean().fit(thetas, sample_weight=alpha)
+    assert not np.allclose(wrong.theta_, right.theta_)
+    np.testing.assert_allclose(right.theta_, angular_mean(thetas, alpha), atol=1e-8)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        AngularMean().fit(thetas, None, sample_weight=alpha)
 
 
 @pytest.mark.parametrize(

@@ -16,6 +16,7 @@ pass ``sklearn.utils.estimator_checks`` (the package's tests run them).
 
 from __future__ import annotations
 
+import warnings
 from typing import Any, ClassVar
 
 import numpy as np
@@ -41,8 +42,17 @@ class _RuleEstimator(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEsti
     def fit(self, X: object, y: object = None, sample_weight: object = None) -> _RuleEstimator:
         """Fit the rule to voters X (n_voters, d) with population weights ``sample_weight`` (n_voters,).
 
-        ``y`` is ignored (present for the scikit-learn API). Returns ``self``.
+        ``y`` is ignored (present for the scikit-learn API); a ``y`` passed without ``sample_weight``
+        warns, since ``fit(thetas, alpha)`` (the functional rules' argument order) would otherwise lose
+        the weights silently. Returns ``self``.
         """
+        if y is not None and sample_weight is None:
+            warnings.warn(
+                "y: ignored by the voting rules (they are unsupervised); population weights go in "
+                "sample_weight=, e.g. fit(X, sample_weight=alpha)",
+                UserWarning,
+                stacklevel=2,
+            )
         X = validate_data(self, X, dtype=np.float64)
         thetas = check_voters(X, "X")
         alpha = check_weights(sample_weight, thetas.shape[0])
