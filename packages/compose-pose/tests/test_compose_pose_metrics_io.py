@@ -37,6 +37,15 @@ def test_ap_is_one_for_perfect_predictions_and_drops_with_a_confident_false_posi
         average_precision([FrameResult(gt, np.ones(3), gt[:0])], 25)
 
 
+def test_pair_f1_counts_pairs_of_detections():
+    from paperworks.compose_pose.metrics import pair_f1
+
+    labels = np.array([0, 0, 0, 1, 1, -1])
+    assert pair_f1([[0, 1, 2], [3, 4]], labels) == (4, 4, 4)  # perfect
+    assert pair_f1([[0, 1], [2, 3, 4]], labels) == (2, 4, 4)  # (0,1) and (3,4) right; (2,3), (2,4) wrong
+    assert pair_f1([[0, 5]], labels) == (0, 1, 4)  # a false positive pairs with nobody
+
+
 def test_mpjpe_ignores_joints_that_were_not_triangulated():
     rng = np.random.default_rng(1)
     gt = _gt(rng, 1)

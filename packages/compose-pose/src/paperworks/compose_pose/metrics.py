@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["FrameResult", "average_precision", "evaluate", "mpjpe_matrix"]
+__all__ = ["FrameResult", "average_precision", "evaluate", "mpjpe_matrix", "pair_f1"]
 
 
 def mpjpe_matrix(pred: np.ndarray, gt: np.ndarray) -> np.ndarray:
@@ -98,3 +98,17 @@ def evaluate(
     out["mpjpe"] = float(np.mean(errs)) if errs else float("nan")
     out["recall500"] = len(errs) / n_gt if n_gt else float("nan")
     return out
+
+
+def pair_f1(groups: Sequence[Sequence[int]], labels: np.ndarray) -> tuple[int, int, int]:
+    """Association quality of one frame, over pairs of detections: (true positive pairs, predicted pairs,
+    true pairs). ``groups``: the vertex ids of each predicted person (>= 2 detections); ``labels`` (N,): the
+    person of each detection (-1: a false positive, never paired). F1 = 2 tp / (predicted + true)."""
+    labels = np.asarray(labels)
+    pred = {(a, b) for g in groups for i, a in enumerate(sorted(g)) for b in sorted(g)[i + 1 :]}
+    tp = sum(labels[a] >= 0 and labels[a] == labels[b] for a, b in pred)
+    n_true = 0
+    for p in np.unique(labels[labels >= 0]):
+        k = int((labels == p).sum())
+        n_true += k * (k - 1) // 2
+    return int(tp), len(pred), n_true
