@@ -4,20 +4,33 @@ Transitions ``(obs, action, reward, next_obs, done)`` are written in batches (on
 vectorised environment); when full, the oldest are overwritten. Age ``a`` (0 = newest) maps to
 storage slot ``(cursor - 1 - a) mod capacity``, so every age sampler of
 :mod:`paperworks.tg_replay.samplers` works unchanged; :class:`~paperworks.tg_replay.per.PrioritizedSampler`
-samples slots directly and returns importance weights.
+samples slots directly and returns importance weights. Discrete actions are stored as integers
+(``action_shape=()``), continuous ones as floats (``action_shape=(act_dim,)``,
+``action_dtype=np.float32``). :meth:`RingBuffer.state_dict` / :meth:`RingBuffer.dumps` keep the
+data, the cursor, the generator's state and the sampler, so a reloaded buffer draws what the
+original would have drawn.
 """
 
 from __future__ import annotations
 
+import json
+import os
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from paperworks.core.io import atomic_write_bytes
+from paperworks.core.validate import finite_array, positive_int
+
 from .per import PrioritizedSampler
-from .samplers import Sampler, UniformSampler
+from .samplers import Sampler, UniformSampler, sampler_from_state
 
 __all__ = ["RingBuffer", "TransitionBatch"]
+
+_FIELDS = ("obs", "action", "reward", "next_obs", "done")
 
 
 @dataclass(frozen=True)
@@ -40,15 +53,23 @@ class TransitionBatch:
         return {k: torch.as_tensor(getattr(self, k), device=device) for k in self.__dataclass_fields__}
 
 
+def _shape(shape: object, name: str) -> tuple[int, ...]:
+    if isinstance(shape, int | np.integer) and not isinstance(shape, bool):
+        shape = (shape,)
+    if not isinstance(shape, Sequence) or isinstance(shape, str):
+        raise TypeError(f"{name}: expected a tuple of positive ints, got {shape!r}")
+    return tuple(positive_int(d, f"{name}[{i}]") for i, d in enumerate(shape))
+
+
 class RingBuffer:
     """Fixed-capacity FIFO replay buffer.
 
     Args:
         capacity: number of transitions kept.
         obs_shape: shape of one observation, e.g. ``(4,)``.
-        action_shape: shape of one action, ``()`` for discrete actions.
+        action_shape: shape of one action, ``()`` for discrete actions, ``(act_dim,)`` for continuous.
         sampler: an age sampler (default uniform) or a :class:`PrioritizedSampler` of the same capacity.
-        obs_dtype, action_dtype: storage dtypes.
+        obs_dtype, action_dtype: storage dtypes (floats for observations; ints or floats for actions).
         seed: seed of the buffer's random generator.
     """
 
@@ -63,11 +84,9 @@ class RingBuffer:
         action_dtype: Any = np.int64,
         seed: int | None = None,
     ) -> None:
-        if isinstance(capacity, bool) or not isinstance(capacity, (int, np.integer)) or capacity < 1:
-            raise ValueError(f"capacity: expected a positive int, got {capacity!r}")
-        self.capacity = int(capacity)
+        self.capacity = positive_int(capacity, "capacity")
         self.sampler = UniformSampler() if sampler is None else sampler
-        if not isinstance(self.sampler, (Sampler, PrioritizedSampler)):
+        if not isinstance(self.sampler, Sampler | PrioritizedSampler):
             raise TypeError(
                 f"sampler: expected a Sampler or PrioritizedSampler, got {type(sampler).__name__}"
             )
@@ -76,11 +95,23 @@ class RingBuffer:
                 f"sampler: PrioritizedSampler capacity {self.sampler.capacity} != "
                 f"buffer capacity {self.capacity}"
             )
-        self.obs_shape = tuple(int(d) for d in obs_shape)
-        self.action_shape = tuple(int(d) for d in action_shape)
-        self.obs = np.zeros((self.capacity, *self.obs_shape), dtype=obs_dtype)
-        self.next_obs = np.zeros((self.capacity, *self.obs_shape), dtype=obs_dtype)
-        self.action = np.zeros((self.capacity, *self.action_shape), dtype=action_dtype)
+        self.obs_shape = _shape(obs_shape, "obs_shape")
+        self.action_shape = () if action_shape == () else _shape(action_shape, "action_shape")
+        try:
+            obs_dt, act_dt = np.dtype(obs_dtype), np.dtype(action_dtype)
+        except TypeError as e:
+            raise TypeError(f"obs_dtype, action_dtype: expected NumPy dtypes ({e})") from None
+        if obs_dt.kind != "f":
+            raise TypeError(f"obs_dtype: expected a float dtype, got {obs_dt}")
+        if act_dt.kind not in "iuf":
+            raise TypeError(f"action_dtype: expected an int or float dtype, got {act_dt}")
+        if seed is not None and (
+            isinstance(seed, bool) or not isinstance(seed, int | np.integer) or seed < 0
+        ):
+            raise ValueError(f"seed: expected a non-negative int or None, got {seed!r}")
+        self.obs = np.zeros((self.capacity, *self.obs_shape), dtype=obs_dt)
+        self.next_obs = np.zeros((self.capacity, *self.obs_shape), dtype=obs_dt)
+        self.action = np.zeros((self.capacity, *self.action_shape), dtype=act_dt)
         self.reward = np.zeros(self.capacity, dtype=np.float32)
         self.done = np.zeros(self.capacity, dtype=np.float32)
         self.cursor = 0  # next slot to write
@@ -90,36 +121,40 @@ class RingBuffer:
     def __len__(self) -> int:
         return self.size
 
-    def _check(self, name: str, arr: Any, tail: tuple[int, ...], n: int | None) -> np.ndarray:
-        a = np.asarray(arr)
-        if a.ndim != len(tail) + 1 or a.shape[1:] != tail:
-            raise ValueError(
-                f"{name}: expected shape (n, {', '.join(map(str, tail))}), got {a.shape}".replace(", )", ")")
-            )
-        if n is not None and a.shape[0] != n:
-            raise ValueError(f"{name}: expected {n} rows like obs, got {a.shape[0]}")
-        if a.dtype.kind == "f" and not np.all(np.isfinite(a)):
-            raise ValueError(f"{name}: contains NaN or inf")
-        return a
+    def _check(
+        self, name: str, arr: Any, tail: tuple[int, ...], n: int | None, kind: str | None
+    ) -> np.ndarray:
+        shape = (None, *tail) if n is None else (n, *tail)
+        try:
+            return finite_array(arr, name, shape=shape, dtype_kind=kind)
+        except ValueError as e:
+            if n is not None and np.ndim(arr) == len(shape) and np.shape(arr)[1:] == tail:
+                raise ValueError(f"{name}: expected {n} rows like obs, got {np.shape(arr)[0]}") from None
+            raise e
 
     def add(self, obs: Any, action: Any, reward: Any, next_obs: Any, done: Any) -> np.ndarray:
-        """Append ``n`` transitions (leading dimension ``n`` on every argument); return their slots."""
-        o = self._check("obs", obs, self.obs_shape, None)
+        """Append ``n`` transitions (leading dimension ``n`` on every argument); return their slots.
+
+        ``obs``, ``next_obs``: finite, shape ``(n, *obs_shape)``; ``action``: ``(n, *action_shape)``,
+        integers when the action storage is integer (a float action is an error, not truncated),
+        finite numbers otherwise; ``reward``: finite, ``(n,)``; ``done``: 0/1 or bool, ``(n,)``
+        (termination, not time-limit truncation). Everything is checked before anything is written.
+        """
+        o = self._check("obs", obs, self.obs_shape, None, "f")
         n = o.shape[0]
-        if n == 0:
-            raise ValueError("obs: expected at least one transition, got an empty batch")
-        a = self._check("action", action, self.action_shape, n)
-        r = self._check("reward", reward, (), n)
-        no = self._check("next_obs", next_obs, self.obs_shape, n)
-        d = self._check("done", done, (), n)
+        int_actions = self.action.dtype.kind in "iu"
+        a = self._check("action", action, self.action_shape, n, "i" if int_actions else "f")
+        if int_actions:
+            info = np.iinfo(self.action.dtype)
+            if a.min() < info.min or a.max() > info.max:
+                raise ValueError(f"action: values outside the range of the {self.action.dtype} storage")
+        r = self._check("reward", reward, (), n, "f")
+        no = self._check("next_obs", next_obs, self.obs_shape, n, "f")
+        d = self._check("done", done, (), n, None)
+        if not np.isin(d, (0, 1)).all():
+            raise ValueError("done: expected 0/1 (or bool) termination flags")
         if n > self.capacity:  # only the newest `capacity` survive
-            o, a, r, no, d = (
-                o[-self.capacity :],
-                a[-self.capacity :],
-                r[-self.capacity :],
-                no[-self.capacity :],
-                d[-self.capacity :],
-            )
+            o, a, r, no, d = (x[-self.capacity :] for x in (o, a, r, no, d))
             self.cursor = (self.cursor + n - self.capacity) % self.capacity
             n = self.capacity
         slots = (self.cursor + np.arange(n)) % self.capacity
@@ -134,13 +169,19 @@ class RingBuffer:
             self.sampler.add(slots)
         return slots
 
-    def ages_to_slots(self, ages: np.ndarray) -> np.ndarray:
-        """Storage slots of ages (0 = newest), shape preserved."""
-        return (self.cursor - 1 - np.asarray(ages, dtype=np.int64)) % self.capacity
+    def _ages_or_slots(self, x: object, name: str) -> np.ndarray:
+        a = finite_array(x, name, dtype_kind="i", allow_empty=True).astype(np.int64, copy=False)
+        if a.size and (a.min() < 0 or a.max() >= max(self.size, 1)):
+            raise ValueError(f"{name}: expected values in [0, {self.size}), got [{a.min()}, {a.max()}]")
+        return a
 
-    def slots_to_ages(self, slots: np.ndarray) -> np.ndarray:
-        """Ages (0 = newest) of storage slots, shape preserved."""
-        return (self.cursor - 1 - np.asarray(slots, dtype=np.int64)) % self.capacity
+    def ages_to_slots(self, ages: object) -> np.ndarray:
+        """Storage slots of ages (0 = newest, ints in ``[0, len(self))``), shape preserved."""
+        return (self.cursor - 1 - self._ages_or_slots(ages, "ages")) % self.capacity
+
+    def slots_to_ages(self, slots: object) -> np.ndarray:
+        """Ages (0 = newest) of storage slots (ints in ``[0, len(self))``), shape preserved."""
+        return (self.cursor - 1 - self._ages_or_slots(slots, "slots")) % self.capacity
 
     def sample_slots(
         self, batch_size: int, *, replace: bool = True
@@ -149,12 +190,12 @@ class RingBuffer:
         if self.size == 0:
             raise ValueError("RingBuffer.sample: cannot sample from an empty buffer; add transitions first")
         if isinstance(self.sampler, PrioritizedSampler):
-            if not replace:
+            if replace is not True:
                 raise ValueError("replace: PrioritizedSampler samples with replacement only")
             slots, weights = self.sampler.sample(batch_size, rng=self.rng)
-            return slots, self.slots_to_ages(slots), weights
+            return slots, (self.cursor - 1 - slots) % self.capacity, weights
         ages = self.sampler.sample(self.size, batch_size, rng=self.rng, replace=replace)
-        return self.ages_to_slots(ages), ages, np.ones(ages.shape[0], dtype=np.float32)
+        return (self.cursor - 1 - ages) % self.capacity, ages, np.ones(ages.shape[0], dtype=np.float32)
 
     def sample(self, batch_size: int, *, replace: bool = True) -> TransitionBatch:
         """Draw a :class:`TransitionBatch` of ``batch_size`` transitions through the sampler."""
@@ -170,7 +211,97 @@ class RingBuffer:
             weights=weights,
         )
 
-    def update_priorities(self, slots: np.ndarray, td_errors: np.ndarray) -> None:
+    def update_priorities(self, slots: object, td_errors: object) -> None:
         """Forward TD errors to a :class:`PrioritizedSampler`; a no-op for age samplers."""
         if isinstance(self.sampler, PrioritizedSampler):
             self.sampler.update_priorities(slots, td_errors)
+
+    # -- saving and loading
+    def state_dict(self) -> dict[str, Any]:
+        """Everything that determines what the buffer holds and draws next: the stored transitions,
+        the cursor and size, the generator's state and the sampler's (PER priorities included)."""
+        meta = {
+            "capacity": self.capacity,
+            "obs_shape": list(self.obs_shape),
+            "action_shape": list(self.action_shape),
+            "cursor": self.cursor,
+            "size": self.size,
+            "rng": self.rng.bit_generator.state,
+            "sampler_kind": "per" if isinstance(self.sampler, PrioritizedSampler) else "age",
+        }
+        state: dict[str, Any] = {"meta": meta, "sampler": self.sampler.state_dict()}
+        for f in _FIELDS:
+            state[f] = getattr(self, f).copy()
+        return state
+
+    def load_state_dict(self, state_dict: Mapping[str, Any]) -> None:
+        """Restore :meth:`state_dict` into this buffer (same capacity and shapes); the sampler is
+        replaced by the saved one (an age sampler) or its priorities restored (PER)."""
+        if not isinstance(state_dict, Mapping) or "meta" not in state_dict:
+            raise ValueError("state_dict: expected the mapping that RingBuffer.state_dict returns")
+        meta = state_dict["meta"]
+        for key, mine in (
+            ("capacity", self.capacity),
+            ("obs_shape", list(self.obs_shape)),
+            ("action_shape", list(self.action_shape)),
+        ):
+            got = list(meta[key]) if isinstance(mine, list) else meta[key]
+            if got != mine:
+                raise ValueError(f"state_dict: {key} {meta[key]} != this buffer's {mine}")
+        size, cursor = int(meta["size"]), int(meta["cursor"])
+        if not (0 <= size <= self.capacity and 0 <= cursor < self.capacity):
+            raise ValueError(
+                f"state_dict: size {size} / cursor {cursor} outside the capacity {self.capacity}"
+            )
+        arrays = {}
+        for f in _FIELDS:
+            arr = np.asarray(state_dict[f])
+            if arr.shape != getattr(self, f).shape:
+                raise ValueError(
+                    f"state_dict[{f!r}]: expected shape {getattr(self, f).shape}, got {arr.shape}"
+                )
+            arrays[f] = arr
+        rng = np.random.default_rng()
+        try:
+            rng.bit_generator.state = meta["rng"]
+        except (TypeError, ValueError, KeyError) as e:
+            raise ValueError(f"state_dict: the generator state does not load ({e})") from None
+        if meta["sampler_kind"] == "per":
+            if not isinstance(self.sampler, PrioritizedSampler):
+                raise ValueError("state_dict: saved with a PrioritizedSampler; build the buffer with one")
+            self.sampler.load_state_dict(state_dict["sampler"])
+        else:
+            if isinstance(self.sampler, PrioritizedSampler):
+                raise ValueError(
+                    "state_dict: saved with an age sampler, but this buffer holds a PrioritizedSampler"
+                )
+            self.sampler = sampler_from_state(state_dict["sampler"])
+        for f, arr in arrays.items():
+            getattr(self, f)[...] = arr
+        self.size, self.cursor, self.rng = size, cursor, rng
+
+    def dumps(self, path: str | os.PathLike[str]) -> Path:
+        """Write :meth:`state_dict` to ``path`` (a ``.npz`` file, written atomically); return the path."""
+        import io
+
+        state = self.state_dict()
+        extra = (
+            {"priorities": state["sampler"].pop("priorities")}
+            if state["meta"]["sampler_kind"] == "per"
+            else {}
+        )
+        header = json.dumps({"meta": state["meta"], "sampler": state["sampler"]})
+        buf = io.BytesIO()
+        np.savez(buf, header=np.array(header), **{f: state[f] for f in _FIELDS}, **extra)
+        return atomic_write_bytes(Path(path), buf.getvalue())
+
+    def loads(self, path: str | os.PathLike[str]) -> None:
+        """Load what :meth:`dumps` wrote into this buffer."""
+        with np.load(Path(path), allow_pickle=False) as z:
+            header = json.loads(str(z["header"]))
+            state: dict[str, Any] = {"meta": header["meta"], "sampler": header["sampler"]}
+            for f in _FIELDS:
+                state[f] = z[f]
+            if header["meta"]["sampler_kind"] == "per":
+                state["sampler"]["priorities"] = z["priorities"]
+        self.load_state_dict(state)

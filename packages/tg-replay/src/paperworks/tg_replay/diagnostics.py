@@ -19,6 +19,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from paperworks.core.validate import finite_array, nonnegative_int, positive_float, positive_int
+
 __all__ = [
     "ReplayMonitor",
     "ReplayStats",
@@ -30,11 +32,7 @@ __all__ = [
 
 
 def _check_pmf(pmf: object) -> np.ndarray:
-    p = np.asarray(pmf, dtype=float)
-    if p.ndim != 1 or p.size == 0:
-        raise ValueError(f"pmf: expected a non-empty 1-d array over ages, got shape {p.shape}")
-    if not np.all(np.isfinite(p)):
-        raise ValueError("pmf: contains NaN or inf")
+    p = finite_array(pmf, "pmf", ndim=1)
     if np.any(p < 0):
         raise ValueError("pmf: probabilities must be >= 0")
     if not math.isclose(float(p.sum()), 1.0, rel_tol=0, abs_tol=1e-6):
@@ -44,10 +42,9 @@ def _check_pmf(pmf: object) -> np.ndarray:
 
 def replay_volume(batch_size: float, updates_per_step: float) -> float:
     """Replay volume ``V = updates_per_step * batch_size`` (replayed transitions per env step)."""
-    for name, v in (("batch_size", batch_size), ("updates_per_step", updates_per_step)):
-        if not (isinstance(v, (int, float, np.integer, np.floating)) and math.isfinite(v) and v > 0):
-            raise ValueError(f"{name}: expected a positive finite number, got {v!r}")
-    return float(batch_size) * float(updates_per_step)
+    b = positive_float(batch_size, "batch_size")
+    u = positive_float(updates_per_step, "updates_per_step")
+    return b * u
 
 
 def expected_recency(pmf: np.ndarray) -> float:
@@ -98,26 +95,29 @@ class ReplayMonitor:
         self._rel_sum = 0.0
 
     def step(self, n: int = 1) -> None:
-        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0:
-            raise ValueError(f"n: expected a non-negative int of environment steps, got {n!r}")
-        self._env_steps += int(n)
+        """Count ``n >= 0`` environment transitions."""
+        self._env_steps += nonnegative_int(n, "n")
 
     def update(self, ages: np.ndarray, size: int) -> None:
-        a = np.asarray(ages)
-        if a.ndim != 1 or a.size == 0:
-            raise ValueError(f"ages: expected a non-empty 1-d array, got shape {a.shape}")
-        if not np.issubdtype(a.dtype, np.integer):
-            raise TypeError(f"ages: expected integer ages, got dtype {a.dtype}")
-        if size < 1 or a.min() < 0 or a.max() >= size:
+        """Record sampled ages (ints in ``[0, size)``, shape ``(B,)``) from a buffer of ``size``."""
+        size = positive_int(size, "size")
+        a = finite_array(ages, "ages", ndim=1, dtype_kind="i")
+        if a.min() < 0 or a.max() >= size:
             raise ValueError(f"ages: expected values in [0, size={size}), got [{a.min()}, {a.max()}]")
         self._replayed += a.size
         self._age_sum += float(a.sum())
         self._rel_sum += float(a.sum()) / (size - 1) if size > 1 else 0.0
 
     def compute(self) -> ReplayStats:
+        """The statistics so far; needs at least one :meth:`update` and one environment step."""
         if self._replayed == 0:
             raise ValueError("ReplayMonitor.compute: no sampled ages recorded; call update() first")
-        volume = self._replayed / self._env_steps if self._env_steps else math.inf
+        if self._env_steps == 0:
+            raise ValueError(
+                "ReplayMonitor.compute: no environment steps counted, so the replay volume is undefined; "
+                "call step(n) for the transitions collected"
+            )
+        volume = self._replayed / self._env_steps
         return ReplayStats(
             replay_volume=volume,
             mean_age=self._age_sum / self._replayed,

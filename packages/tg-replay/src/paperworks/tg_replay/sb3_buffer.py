@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 from stable_baselines3.common.buffers import ReplayBuffer
 
-from .samplers import Sampler, resolve_sampler
+from .samplers import Sampler, resolve_sampler, sampler_from_state
 
 __all__ = ["TGReplayBuffer"]
 
@@ -49,3 +49,19 @@ class TGReplayBuffer(ReplayBuffer):
         ages = self.age_sampler.sample(size, batch_size, rng=self._age_rng)
         batch_inds = (self.pos - 1 - ages) % self.buffer_size
         return self._get_samples(batch_inds, env=env)
+
+    def state_dict(self) -> dict[str, Any]:
+        """The age sampler and its generator's state (the data and ``pos`` are SB3's own attributes,
+        which ``save_replay_buffer`` pickles with this object, generator included)."""
+        return {"rng": self._age_rng.bit_generator.state, "sampler": self.age_sampler.state_dict()}
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        if not isinstance(state_dict, dict) or set(state_dict) != {"rng", "sampler"}:
+            raise ValueError("state_dict: expected the mapping that TGReplayBuffer.state_dict returns")
+        sampler = sampler_from_state(state_dict["sampler"])
+        rng = np.random.default_rng()
+        try:
+            rng.bit_generator.state = state_dict["rng"]
+        except (TypeError, ValueError, KeyError) as e:
+            raise ValueError(f"state_dict: the generator state does not load ({e})") from None
+        self.age_sampler, self._age_rng = sampler, rng
