@@ -4,7 +4,15 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from paperworks.taskkv import check_offsets, contiguous_scores, n_keep_for, retain_kv, select_tokens
+from paperworks.taskkv import (
+    check_offsets,
+    contiguous_scores,
+    n_keep_for,
+    retain_kv,
+    select_tokens,
+    step_layout,
+    token_priority,
+)
 
 
 def _greedy_reference(scores, offsets, n_keep, pins):
@@ -92,3 +100,49 @@ def test_bad_offsets_and_mismatched_caches():
         retain_kv(k, k, [0, 4, 8], 0.5, torch.tensor([0.0, float("nan")]))
     with pytest.raises(ValueError, match="steps"):
         retain_kv(k, k, [0, 4, 8], 0.5, torch.zeros(3))
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    lengths=st.lists(st.lists(st.integers(1, 5), min_size=2, max_size=8), min_size=2, max_size=4),
+    seed=st.integers(0, 10_000),
+)
+def test_per_row_offsets_select_like_each_row_alone_and_priority_matches_any_n(lengths, seed):
+    """Ragged layouts (rows with different steps, one sequence length) select per row exactly what
+    that row alone selects; a top-n over token_priority equals select_tokens for every n."""
+    seq = min(sum(r) for r in lengths)
+    rows = []
+    for r in lengths:  # trim each row's steps to cover exactly `seq` tokens
+        out, tot = [], 0
+        for x in r:
+            x = min(x, seq - tot)
+            if x > 0:
+                out.append(x)
+                tot += x
+        rows.append(np.concatenate([[0], np.cumsum(out)]))
+    lay = step_layout(rows, seq)
+    rng = np.random.default_rng(seed)
+    scores = torch.as_tensor(rng.normal(size=(len(rows), lay.max_steps)), dtype=torch.float32)
+    for n in range(1, seq + 1):
+        kept = select_tokens(
+            scores, rows, n, pinned_steps=(-1,) if n >= max(r[-1] - r[-2] for r in rows) else ()
+        )
+        pins = (-1,) if n >= max(r[-1] - r[-2] for r in rows) else ()
+        pr = token_priority(scores, lay, pins)
+        top = torch.sort(torch.topk(pr, n, dim=1).indices, 1).values
+        assert torch.equal(top, kept)
+        for i, o in enumerate(rows):
+            alone = select_tokens(scores[i, : len(o) - 1], o, n, pins)
+            assert alone.tolist() == kept[i].tolist()
+
+
+def test_numpy_scores_and_layout_errors():
+    k = torch.zeros(2, 2, 8, 3)
+    _, _, kept = retain_kv(k, k, [0, 4, 8], 0.5, np.array([0.0, 1.0]))  # NumPy scores: converted
+    assert kept.tolist() == [4, 5, 6, 7]
+    with pytest.raises(ValueError, match="offsets"):
+        step_layout([[0, 4, 8], [0, 8]], 8, batch=3)  # one row of boundaries per batch row
+    with pytest.raises(ValueError, match="cover"):
+        step_layout([[0, 4, 8], [0, 7]], 8)
+    with pytest.raises(ValueError, match="pinned_steps"):
+        select_tokens(torch.zeros(2, 3), [[0, 2, 4, 8], [0, 4, 8]], 4, pinned_steps=(2,))

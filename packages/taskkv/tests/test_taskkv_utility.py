@@ -99,3 +99,27 @@ def test_seeded_determinism_of_data_and_training():
     (c1, l1), (c2, l2) = run(), run()
     np.testing.assert_array_equal(c1, c2)
     assert l1 == l2
+
+
+def test_content_keys_are_the_layer_key_projection_before_rope(model, batch):
+    """content_keys (cached keys, RoPE undone) equals k_proj of each layer's input: an independent route."""
+    from paperworks.taskkv import content_keys
+
+    _, ctx, _, _ = batch
+    seen = {}
+
+    def hook(module, args, kwargs, output):
+        seen[module.layer_idx] = kwargs["hidden_states"]
+
+    handles = [layer.self_attn.register_forward_hook(hook, with_kwargs=True) for layer in model.model.layers]
+    try:
+        cache = prefill(model, ctx)
+    finally:
+        for h in handles:
+            h.remove()
+    ck = content_keys(model, [k for k, _ in cache_layers(cache)])
+    with torch.no_grad():
+        for i, layer in enumerate(model.model.layers):
+            att = layer.self_attn
+            k = att.k_proj(seen[i]).view(ctx.shape[0], ctx.shape[1], -1, att.head_dim).transpose(1, 2)
+            torch.testing.assert_close(ck[i], k, atol=1e-5, rtol=1e-5)

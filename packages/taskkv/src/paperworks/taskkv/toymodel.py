@@ -81,30 +81,34 @@ def train_agent_model(
     Cross-entropy on the answer token only; cosine learning-rate decay with a short warm-up. Returns the
     loss per step.
     """
-    ids = torch.as_tensor(np.concatenate([tasks.context, tasks.query], axis=1))
-    ans = torch.as_tensor(tasks.answer)
+    dev = next(model.parameters()).device
+    ids = torch.as_tensor(np.concatenate([tasks.context, tasks.query], axis=1), device=dev)
+    ans = torch.as_tensor(tasks.answer, device=dev)
     params = [p for p in model.parameters() if p.requires_grad]
     step_fn = _adam(params, lr, wd=0.01)
     losses = []
     model.train()
     steps_iter: Iterable[int] = track(range(steps), "train tiny Llama")
     for s in steps_iter:
-        idx = torch.as_tensor(rng.integers(0, len(tasks), size=batch))
+        idx = torch.as_tensor(rng.integers(0, len(tasks), size=batch), device=dev)
         logits = model(input_ids=ids[idx], use_cache=False).logits[:, -1]
         loss = torch.nn.functional.cross_entropy(logits, ans[idx])
         loss.backward()
         warm = min(1.0, (s + 1) / 50)
         step_fn(lr * warm * 0.5 * (1 + np.cos(np.pi * s / steps)))
-        losses.append(float(loss.detach()))
+        losses.append(loss.detach())
     model.eval()
-    return losses
+    return [float(v) for v in torch.stack(losses).cpu()]  # one host sync, not one per step
 
 
 @torch.inference_mode()
 def answer_accuracy(model, tasks: AgentTasks, batch: int = 256) -> np.ndarray:
     """Per-trajectory success (argmax next action == answer) with the full context, shape (n,)."""
-    ids = torch.as_tensor(np.concatenate([tasks.context, tasks.query], axis=1))
+    dev = next(model.parameters()).device
+    ids = torch.as_tensor(np.concatenate([tasks.context, tasks.query], axis=1), device=dev)
     out = []
     for i in range(0, len(tasks), batch):
-        out.append(model(input_ids=ids[i : i + batch], use_cache=False).logits[:, -1].argmax(-1).numpy())
+        out.append(
+            model(input_ids=ids[i : i + batch], use_cache=False).logits[:, -1].argmax(-1).cpu().numpy()
+        )
     return np.concatenate(out) == tasks.answer

@@ -33,9 +33,12 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from ._validation import check_answer, check_tensor, validate
+from .retention import step_layout
+
 __all__ = [
-    "answer_logprob",
     "GATES",
+    "answer_logprob",
     "cache_layers",
     "leave_one_step_out",
     "prefill",
@@ -44,8 +47,22 @@ __all__ = [
 ]
 
 
+def _check_ids(x, name: str, batch: int | None = None) -> torch.Tensor:
+    x = check_tensor(x, name, ndim=2, floating=False)
+    if batch is not None and x.shape[0] != batch:
+        raise ValueError(f"{name}: expected {batch} rows like context, got shape {tuple(x.shape)}")
+    if bool((x < 0).any()):
+        raise ValueError(f"{name}: expected non-negative token ids")
+    return x
+
+
+def _vocab(model) -> int | None:
+    return getattr(getattr(model, "config", None), "vocab_size", None)
+
+
 def prefill(model, context: torch.Tensor):
-    """Run the context through ``model`` once; returns its ``DynamicCache`` (keys/values per layer)."""
+    """Run the context (batch, seq) token ids through ``model`` once; returns its ``DynamicCache``."""
+    context = _check_ids(context, "context")
     with torch.no_grad():
         return model(input_ids=context, use_cache=True).past_key_values
 
@@ -61,7 +78,25 @@ def _cache_from(layers: list[tuple[torch.Tensor, torch.Tensor]]):
 
 def cache_layers(cache) -> list[tuple[torch.Tensor, torch.Tensor]]:
     """The (keys, values) of every layer of a ``transformers`` cache, each (batch, heads, seq, d)."""
-    return [(layer.keys, layer.values) for layer in cache.layers]
+    layers = getattr(cache, "layers", None)
+    if layers is None:
+        raise TypeError(f"cache: expected a transformers Cache with .layers, got {type(cache).__name__}")
+    return [(layer.keys, layer.values) for layer in layers]
+
+
+def _check_cache_layers(layers) -> list[tuple[torch.Tensor, torch.Tensor]]:
+    if not isinstance(layers, list | tuple) or not layers:
+        raise TypeError("layers: expected a non-empty list of per-layer (keys, values) pairs")
+    for i, kv in enumerate(layers):
+        if not isinstance(kv, tuple | list) or len(kv) != 2:
+            raise TypeError(f"layers[{i}]: expected a (keys, values) pair")
+        k = check_tensor(kv[0], f"layers[{i}] keys", ndim=4, floating=True)
+        v = check_tensor(kv[1], f"layers[{i}] values", ndim=4, floating=True)
+        if k.shape[:3] != v.shape[:3] or k.shape[:3] != layers[0][0].shape[:3]:
+            raise ValueError(
+                f"layers[{i}]: expected keys and values of batch/heads/seq {tuple(layers[0][0].shape[:3])}"
+            )
+    return list(layers)
 
 
 def query_logits(
@@ -71,7 +106,8 @@ def query_logits(
     context_len: int,
     key_bias: torch.Tensor | None = None,
     value_gate: torch.Tensor | None = None,
-) -> torch.Tensor:
+    output_attentions: bool = False,
+):
     """Logits of the query tokens (batch, q, vocab) attending to a (possibly pruned) cache.
 
     ``layers``: per-layer (keys, values) of ``n_cached`` tokens; ``query`` (batch, q) token ids placed at
@@ -79,40 +115,66 @@ def query_logits(
     whatever was pruned); ``key_bias`` (batch, n_cached) is added to the attention logits of the query
     tokens on the cached keys (0: unchanged, a large negative number: removed); ``value_gate``
     (batch, n_cached) multiplies the cached value vectors (1: unchanged, 0: contribution removed).
-    The cache is copied.
+    The cache is copied. With ``output_attentions`` returns the model output (logits, attentions,
+    the extended cache) instead of the logits.
     """
-    b, q = query.shape
-    n_cached = layers[0][0].shape[2]
-    dtype = layers[0][0].dtype
+    layers = _check_cache_layers(layers)
+    b, _, n_cached, _ = layers[0][0].shape
+    query = _check_ids(query, "query", b)
+    context_len = validate.int_in_range(context_len, "context_len", n_cached)
+    q = query.shape[1]
+    dtype, dev = layers[0][0].dtype, layers[0][0].device
+    for name, t in (("key_bias", key_bias), ("value_gate", value_gate)):
+        if t is not None:
+            check_tensor(t, name, ndim=2, floating=True, finite=name == "value_gate")
+            if tuple(t.shape) != (b, n_cached):
+                raise ValueError(f"{name}: expected shape ({b}, {n_cached}), got {tuple(t.shape)}")
     neg = torch.finfo(dtype).min
-    causal = torch.triu(torch.full((q, q), neg, dtype=dtype), diagonal=1)
+    causal = torch.triu(torch.full((q, q), neg, dtype=dtype, device=dev), diagonal=1)
     cached = (
-        torch.zeros(b, q, n_cached, dtype=dtype)
+        torch.zeros(b, q, n_cached, dtype=dtype, device=dev)
         if key_bias is None
-        else key_bias.to(dtype)[:, None, :].expand(b, q, n_cached)
+        else key_bias.to(dtype).clamp_min(neg)[:, None, :].expand(b, q, n_cached)
     )
     mask = torch.cat([cached, causal.expand(b, q, q)], dim=2)[:, None]
-    pos = torch.arange(context_len, context_len + q).expand(b, q)
+    pos = torch.arange(context_len, context_len + q, device=dev).expand(b, q)
     if value_gate is None:
         cache = _cache_from([(k.clone(), v.clone()) for k, v in layers])
     else:
         g = value_gate.to(dtype)[:, None, :, None]
         cache = _cache_from([(k.clone(), v * g) for k, v in layers])
-    out = model(input_ids=query, past_key_values=cache, attention_mask=mask, position_ids=pos, use_cache=True)
-    return out.logits
+    out = model(
+        input_ids=query.to(dev),
+        past_key_values=cache,
+        attention_mask=mask,
+        position_ids=pos,
+        use_cache=True,
+        output_attentions=output_attentions,
+    )
+    return out if output_attentions else out.logits
 
 
 def answer_logprob(logits: torch.Tensor, answer: torch.Tensor) -> torch.Tensor:
-    """log p(answer) at the last query position, shape (batch,)."""
-    return torch.log_softmax(logits[:, -1].float(), dim=-1).gather(1, answer[:, None]).squeeze(1)
-
-
-def _token_steps(offsets) -> torch.Tensor:
-    off = np.asarray(offsets, dtype=np.int64)
-    return torch.as_tensor(np.repeat(np.arange(len(off) - 1), np.diff(off)))
+    """log p(answer) at the last query position, shape (batch,). logits (batch, q, vocab); answer (batch,)."""
+    logits = check_tensor(logits, "logits", ndim=3, floating=True, finite=False)
+    answer = check_answer(answer, logits.shape[0], logits.shape[-1])
+    return (
+        torch.log_softmax(logits[:, -1].float(), dim=-1)
+        .gather(1, answer[:, None].to(logits.device))
+        .squeeze(1)
+    )
 
 
 GATES = ("removal", "contribution")
+
+
+def _label_inputs(model, context, query, answer, offsets):
+    context = _check_ids(context, "context")
+    b, seq = context.shape
+    query = _check_ids(query, "query", b)
+    answer = check_answer(answer, b, _vocab(model))
+    lay = step_layout(offsets, seq, b)
+    return context, query, answer, lay
 
 
 def step_utility_labels(
@@ -125,27 +187,27 @@ def step_utility_labels(
 ) -> torch.Tensor:
     """First-order signed utility ``u_s`` of every step, shape (batch, n_steps) (module docstring).
 
-    One prefill and one backward pass per batch; the gradient is taken with respect to the per-step
-    gate ``m_s`` at ``m = 1``: on the step's unnormalised attention (``gate="removal"``; ``m_s = 0`` is
-    exact removal) or on its value vectors (``gate="contribution"``, gradient times contribution).
+    context (batch, seq), query (batch, q) token ids, answer (batch,) the correct next action; offsets
+    shared or per row (missing slots of shorter rows get 0). One prefill and one backward pass per
+    batch; the gradient is taken with respect to the per-step gate ``m_s`` at ``m = 1``: on the
+    step's unnormalised attention (``gate="removal"``; ``m_s = 0`` is exact removal) or on its value
+    vectors (``gate="contribution"``, gradient times contribution).
     """
-    from .retention import check_offsets
-
-    if gate not in GATES:
-        raise ValueError(f"gate: expected one of {GATES}, got {gate!r}")
-    off = check_offsets(offsets, context.shape[1])
+    gate = validate.one_of(gate, "gate", GATES)
+    context, query, answer, lay = _label_inputs(model, context, query, answer, offsets)
     layers = cache_layers(prefill(model, context))
-    m = torch.ones(context.shape[0], len(off) - 1, requires_grad=True)
-    token_step = _token_steps(off)
+    dev = layers[0][0].device
+    lay = lay.to(dev)
+    m = torch.ones(context.shape[0], lay.max_steps, device=dev, requires_grad=True)
     with torch.enable_grad():
+        gates = m.gather(1, lay.token_step)
         if gate == "contribution":
-            logits = query_logits(model, layers, query, context.shape[1], value_gate=m[:, token_step])
+            logits = query_logits(model, layers, query, context.shape[1], value_gate=gates)
         else:  # d/dm at m=1 of a bias log(m) equals d/db at b=0
-            bias = torch.log(m)[:, token_step]
-            logits = query_logits(model, layers, query, context.shape[1], key_bias=bias)
+            logits = query_logits(model, layers, query, context.shape[1], key_bias=torch.log(gates))
         lp = answer_logprob(logits, answer).sum()
         (grad,) = torch.autograd.grad(lp, m)
-    return grad.detach()
+    return (grad * lay.valid).detach()
 
 
 @torch.no_grad()
@@ -154,16 +216,21 @@ def leave_one_step_out(
 ) -> torch.Tensor:
     """Exact ``log p(full) - log p(without step s)`` for every step, shape (batch, n_steps).
 
-    Removal is done by pruning the step's tokens from the cache (an independent route from the gate).
+    offsets: shared by the batch (n_steps + 1,). Removal is done by pruning the step's tokens from
+    the cache (an independent route from the gate).
     """
-    from .retention import check_offsets
-
-    off = check_offsets(offsets, context.shape[1])
+    context, query, answer, lay = _label_inputs(model, context, query, answer, offsets)
+    if not lay.shared:
+        raise ValueError(
+            "offsets: leave_one_step_out prunes one span for the whole batch; pass shared offsets"
+        )
+    off = lay.offsets[0]
     layers = cache_layers(prefill(model, context))
+    dev = layers[0][0].device
     full = answer_logprob(query_logits(model, layers, query, context.shape[1]), answer)
-    out = torch.zeros(context.shape[0], len(off) - 1)
+    out = torch.zeros(context.shape[0], len(off) - 1, device=dev)
     for s in range(len(off) - 1):  # one removal per step: a reference route, not a hot path
-        keep = torch.as_tensor(np.r_[0 : off[s], off[s + 1] : off[-1]])
+        keep = torch.as_tensor(np.r_[0 : off[s], off[s + 1] : off[-1]], device=dev)
         pruned = [(k[:, :, keep], v[:, :, keep]) for k, v in layers]
         out[:, s] = full - answer_logprob(query_logits(model, pruned, query, context.shape[1]), answer)
     return out
