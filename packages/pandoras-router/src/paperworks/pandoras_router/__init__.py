@@ -1,9 +1,10 @@
 """Pandora's Router and Pandora's Bidder: routing to specialists when value estimation costs.
 
-Gaussian value-of-information and Weitzman reservation values (:mod:`.gaussian`), the centralised
-index policy (:mod:`.router`), the decentralised bidder (:mod:`.bidder`), baselines
-(:mod:`.baselines`), the cheap embedding estimator (:mod:`.estimators`) and the three documented
-generative domains plus a RouterBench loader (:mod:`.domains`).
+Gaussian value-of-information and Weitzman reservation values (:mod:`.gaussian`), their extension
+to cheap-estimator errors correlated across specialists (:mod:`.correlated`), the centralised index
+policy (:mod:`.router`), the decentralised bidder and its market models (:mod:`.bidder`), baselines
+(:mod:`.baselines`), the cheap embedding estimator with an input-dependent std (:mod:`.estimators`)
+and the three documented generative domains plus a RouterBench loader (:mod:`.domains`).
 """
 
 from .baselines import (
@@ -14,10 +15,17 @@ from .baselines import (
     oracle,
     random_subset,
     uncertainty_threshold,
+    uncertainty_z_for_budget,
 )
-from .bidder import BidResult, PandorasBidder, market_outcome
+from .bidder import MARKETS, BidResult, PandorasBidder, competing_claims, market_outcome
+from .correlated import (
+    correlated_value_of_information,
+    factor_covariance,
+    factor_posterior,
+    pairwise_preposterior_std,
+)
 from .domains import DOMAINS, RoutingDataset, load_routerbench, make_domain
-from .estimators import CheapValueEstimator, embed_texts, hashing_embed, minilm_available
+from .estimators import CheapValueEstimator, embed_texts, hashing_embed, minilm_available, one_factor_loadings
 from .gaussian import (
     expected_excess,
     expected_excess_inv,
@@ -31,6 +39,7 @@ from .router import PandorasRouter, RoutingResult, index_policy, pandoras_route,
 
 __all__ = [
     "DOMAINS",
+    "MARKETS",
     "BidResult",
     "CheapValueEstimator",
     "PandorasBidder",
@@ -39,11 +48,15 @@ __all__ = [
     "RoutingDataset",
     "RoutingResult",
     "cheap_only",
+    "competing_claims",
+    "correlated_value_of_information",
     "embed_texts",
     "evaluate",
     "exhaustive",
     "expected_excess",
     "expected_excess_inv",
+    "factor_covariance",
+    "factor_posterior",
     "hashing_embed",
     "index_policy",
     "load_routerbench",
@@ -51,7 +64,9 @@ __all__ = [
     "make_domain",
     "market_outcome",
     "minilm_available",
+    "one_factor_loadings",
     "oracle",
+    "pairwise_preposterior_std",
     "pandoras_route",
     "per_specialist",
     "posterior_mean",
@@ -59,5 +74,6 @@ __all__ = [
     "random_subset",
     "reservation_value",
     "uncertainty_threshold",
+    "uncertainty_z_for_budget",
     "value_of_information",
 ]

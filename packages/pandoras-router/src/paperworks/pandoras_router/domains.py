@@ -26,10 +26,15 @@ from __future__ import annotations
 
 import csv
 import json
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+
+from paperworks.core.validate import int_in_range, nonnegative_float, one_of, positive_float
+
+from ._validate import as_finite, as_nonneg
 
 __all__ = ["DOMAINS", "RoutingDataset", "load_routerbench", "make_domain"]
 
@@ -49,24 +54,43 @@ class RoutingDataset:
     inspect_price: np.ndarray
 
     def __post_init__(self) -> None:
-        n, k = self.quality.shape
-        if k == 0 or n == 0:
-            raise ValueError(f"quality: expected a non-empty (n, K) array, got {self.quality.shape}")
-        if len(self.texts) != n or self.topic.shape != (n,) or self.price.shape != (n, k):
-            raise ValueError("RoutingDataset: texts, topic and price must match quality's (n, K) shape")
-        if len(self.specialists) != k or self.tau.shape != (k,) or self.inspect_price.shape != (k,):
-            raise ValueError("RoutingDataset: specialists, tau and inspect_price need one entry per column")
-        if not (np.isfinite(self.quality).all() and np.isfinite(self.price).all()):
-            raise ValueError("RoutingDataset: quality and price must be finite")
-        if (self.price < 0).any() or (self.inspect_price < 0).any() or (self.tau < 0).any():
-            raise ValueError("RoutingDataset: price, inspect_price and tau must be non-negative")
+        if not isinstance(self.name, str):
+            raise TypeError(f"name: expected a string, got {type(self.name).__name__}")
+        quality = as_finite(self.quality, "quality", ndim=2)
+        n, k = quality.shape
+        price = as_nonneg(self.price, "price", ndim=2)
+        if price.shape != (n, k):
+            raise ValueError(f"price: expected shape {(n, k)} (the shape of quality), got {price.shape}")
+        if (
+            isinstance(self.texts, str)
+            or len(self.texts) != n
+            or not all(isinstance(t, str) for t in self.texts)
+        ):
+            raise ValueError(f"texts: expected {n} strings (one per row of quality)")
+        topic = np.asarray(self.topic)
+        if topic.shape != (n,) or topic.dtype.kind not in "iu":
+            raise ValueError(
+                f"topic: expected {n} integers (one per row of quality), got {topic.dtype} {topic.shape}"
+            )
+        if isinstance(self.specialists, str) or len(self.specialists) != k:
+            raise ValueError(f"specialists: expected {k} names (one per column of quality)")
+        for name in ("tau", "inspect_price"):
+            arr = as_nonneg(getattr(self, name), name, ndim=1)
+            if arr.shape != (k,):
+                raise ValueError(f"{name}: expected shape ({k},) (one per specialist), got {arr.shape}")
+            object.__setattr__(self, name, arr)
+        object.__setattr__(self, "quality", quality)
+        object.__setattr__(self, "price", price)
+        object.__setattr__(self, "texts", tuple(self.texts))
+        object.__setattr__(self, "specialists", tuple(self.specialists))
 
     @property
     def n(self) -> int:
         return self.quality.shape[0]
 
     def value(self, lam: float) -> np.ndarray:
-        """(n, K) value of routing each query to each specialist: quality - lam * price."""
+        """(n, K) value of routing each query to each specialist: quality - lam * price (``lam`` >= 0)."""
+        lam = nonnegative_float(lam, "lam")
         return self.quality - lam * self.price
 
 
@@ -244,10 +268,9 @@ def make_domain(name: str, n: int, seed: int) -> RoutingDataset:
     The query texts come from a pool fixed per domain (so embeddings can be cached across seeds);
     ``seed`` draws every latent quantity (abilities, skills, hidden difficulty, affinities).
     """
-    if name not in DOMAINS:
-        raise ValueError(f"name: expected one of {sorted(DOMAINS)}, got {name!r}")
-    if not isinstance(n, int) or n < 2:
-        raise ValueError(f"n: expected an int >= 2 queries, got {n!r}")
+    name = one_of(name, "name", sorted(DOMAINS))
+    n = int_in_range(n, "n", 2)
+    seed = int_in_range(seed, "seed", 0)
     pool_rng = np.random.default_rng(1000 + sorted(DOMAINS).index(name))
     return DOMAINS[name](n, np.random.default_rng(seed), pool_rng)
 
@@ -257,7 +280,7 @@ PARQUET_SUFFIXES = (".parquet", ".pq")
 
 
 def load_routerbench(
-    path: str | Path, *, inspect_price: float = 0.0, tau: float = 0.1, trusted: bool = False
+    path: str | Path, *, inspect_price: float, tau: float = 0.1, trusted: bool = False
 ) -> RoutingDataset:
     """Read a RouterBench table: CSV, Parquet, or (only with ``trusted=True``) a pandas pickle.
 
@@ -271,9 +294,17 @@ def load_routerbench(
     ``.pickle`` with ``pandas.read_pickle``, anything else as CSV. Unpickling runs whatever code the file
     names, so a pickle is refused unless the caller passes ``trusted=True`` for a file it trusts;
     converting it once (``pd.read_pickle(p).to_parquet(...)`` or ``.to_csv(...)``) avoids the question.
+
+    ``inspect_price`` (required, > 0): the price of one expensive-estimator call in the table's money
+    units (RouterBench records no such price; a free call would make every reservation value +inf
+    and the Router exhaustive). ``tau`` (>= 0): the expensive estimator's noise std.
     """
     if not isinstance(trusted, bool):
         raise TypeError(f"trusted: expected True or False, got {trusted!r}")
+    inspect_price = positive_float(inspect_price, "inspect_price")
+    tau = nonnegative_float(tau, "tau")
+    if not isinstance(path, str | os.PathLike) or (isinstance(path, str) and not path):
+        raise TypeError(f"path: expected a file path (str or pathlib.Path), got {path!r}")
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"path: no RouterBench table at {path}")

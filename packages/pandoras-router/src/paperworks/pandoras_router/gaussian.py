@@ -34,7 +34,9 @@ import math
 import numpy as np
 from scipy.special import erfcx, ndtr
 
-from ._validate import as_finite, as_nonneg, as_positive
+from paperworks.core.validate import nonnegative_int
+
+from ._validate import as_finite, as_nonneg, as_positive, as_value_or_neg_inf
 
 __all__ = [
     "expected_excess",
@@ -83,6 +85,7 @@ def expected_excess_inv(ratio: np.ndarray, *, newton_steps: int = 3) -> np.ndarr
     ``G`` below 1e-12 for ``ratio`` in [1e-300, inf).
     """
     ratio = as_positive(ratio, "ratio")
+    newton_steps = nonnegative_int(newton_steps, "newton_steps")
     target = np.log(ratio)
     # np.interp needs increasing x: log G is decreasing in z, so flip both.
     z = np.interp(target, _LOG_G_GRID[::-1], _Z_GRID[::-1])
@@ -158,7 +161,7 @@ def value_of_information(
     m = as_finite(m, "m")
     sigma = as_positive(sigma, "sigma")
     cost = as_nonneg(cost, "cost")
-    y = as_finite(outside, "outside", allow_neg_inf=True)
+    y = as_value_or_neg_inf(outside, "outside")
     for name, arr in (("sigma", sigma), ("cost", cost), ("outside", y)):
         if arr.shape != m.shape:
             raise ValueError(f"{name}: expected shape {m.shape} (the shape of m), got {arr.shape}")
