@@ -12,9 +12,14 @@ medians, ratio ours/peer with a bootstrap interval; one torch thread):
 2. PGSB against peft's ``svd`` (a full SVD of the summed dense update), end to end, at d <= 1024: one
    call at d = 4096 takes about a minute with one thread, so its rounds would not fit the budget.
 
+PGSB's stage 1 compares each layer with a chance level computed by Monte Carlo once per layer shape and
+then cached (:func:`paperworks.pgsb.null_overlap_threshold`); the warm-up calls fill that cache, so
+``PGSB (ours)`` is the steady-state merge, and ``PGSB, null not cached`` clears the cache before every
+call (a model's first layer of each shape pays it).
+
 Memory is not measured (torch's CPU allocator is invisible to tracemalloc); a table gives the analytic
 size of the main intermediates instead (the K dense updates TIES forms here vs the low-rank stacks PGSB
-works on). No quality is compared here (the reproduction scores the merges).
+works on). No quality is compared here: the reproduction scores peft's merges beside ours.
 
 Run: ``uv run python packages/pgsb/benchmarks/bench_pgsb.py [--quick]`` or ``uv run paperworks bench pgsb
 [--quick]``. The full run writes benchmarks/results.json and results.md; ``--quick`` (smallest size, 3
@@ -29,8 +34,8 @@ import torch
 from torch import nn
 
 from paperworks.core.bench import compare, publish
-from paperworks.pgsb import LoRAAdapter, merge
-from paperworks.pgsb.peft_interop import peft_merge, to_peft_model
+from paperworks.pgsb import LoRAAdapter, clear_null_cache, merge
+from paperworks.pgsb.peft_interop import peft_merge, peft_weighted_merge, to_peft_model
 
 SIZES = ((256, 2), (256, 16), (1024, 4), (1024, 16), (4096, 2))  # (d, K)
 SVD_SIZES = tuple(s for s in SIZES if s[0] <= 1024)
@@ -41,12 +46,14 @@ COMMON = (
     "used two)."
 )
 NOTE_MAIN = (
-    f"{COMMON} Sides: `merge(..., 'pgsb')` (ours), TIES and KnOTS here (`merge(..., 'ties' / 'knots')`), "
+    f"{COMMON} Sides: `merge(..., 'pgsb')` (ours; its chance level is cached per layer shape, and "
+    "*null not cached* clears that cache before each call), TIES and KnOTS here "
+    "(`merge(..., 'ties' / 'knots')`), "
     "and peft's `add_weighted_adapter(combination_type='ties', density=0.2)` timed three ways, because "
     "building peft's model is conversion, not merging: *end to end* (`peft_merge`: deep copy of the base, "
     "`get_peft_model`, K adapters loaded, merge, delta read), *build only* (`to_peft_model`), and *merge "
     "only* on a `PeftModel` built once per size outside the timing (`add_weighted_adapter` + "
-    "`get_delta_weight`, then `delete_adapter` to restore it)."
+    "`get_delta_weight`, then `delete_adapter` to restore it: `peft_weighted_merge`)."
 )
 NOTE_SVD = (
     f"{COMMON} Sides: `merge(..., 'pgsb')` (ours) and peft's `add_weighted_adapter(combination_type="
@@ -80,13 +87,13 @@ class Layer:
 
 
 def peft_ties_merge_only(x: Layer) -> torch.Tensor:
-    model = x.peft_model
     names = [f"task{k}" for k in range(len(x.adapters))]
-    model.add_weighted_adapter(names, [1.0] * len(names), "merged", combination_type="ties", density=DENSITY)
-    with torch.no_grad():
-        delta = model.base_model.model[0].get_delta_weight("merged").detach().clone()
-    model.delete_adapter("merged")
-    return delta
+    return peft_weighted_merge(x.peft_model, names, "ties", density=DENSITY)["0"]
+
+
+def pgsb_cold(x: Layer) -> dict[str, torch.Tensor]:
+    clear_null_cache()
+    return merge(x.base, x.adapters, "pgsb", output="delta")
 
 
 def main(quick: bool = False) -> str:
@@ -109,6 +116,7 @@ def main(quick: bool = False) -> str:
     main_result = compare(
         {
             ours: lambda x: merge(x.base, x.adapters, "pgsb", output="delta"),
+            "PGSB, null not cached": pgsb_cold,
             "TIES here": lambda x: merge(x.base, x.adapters, "ties", output="delta"),
             "KnOTS here": lambda x: merge(x.base, x.adapters, "knots", output="delta"),
             "peft ties, end to end": lambda x: peft_merge(x.base, x.adapters, "ties"),

@@ -19,31 +19,41 @@ from collections.abc import Sequence
 
 import torch
 
+from paperworks.core.validate import fraction, one_of, positive_float
+
 from .lora import LoRAAdapter
-from .shared_basis import shared_basis
+from .shared_basis import check_adapters
 
-__all__ = ["dare_merge", "knots_merge", "task_arithmetic_merge", "ties_merge"]
+__all__ = ["dare_merge", "joint_svd", "knots_merge", "task_arithmetic_merge", "ties_merge"]
+
+_REL_TOL = 1e-6
 
 
-def _check_deltas(deltas: torch.Tensor) -> torch.Tensor:
-    if not isinstance(deltas, torch.Tensor) or deltas.ndim != 3:
-        shape = tuple(deltas.shape) if isinstance(deltas, torch.Tensor) else type(deltas).__name__
-        raise ValueError(f"deltas: expected a tensor of shape (K, d_out, d_in), got {shape}")
+def _check_deltas(deltas: object) -> torch.Tensor:
+    if not isinstance(deltas, torch.Tensor):
+        raise TypeError(
+            f"deltas: expected a torch.Tensor of shape (K, d_out, d_in), got {type(deltas).__name__}"
+        )
+    if deltas.ndim != 3:
+        raise ValueError(f"deltas: expected a tensor of shape (K, d_out, d_in), got {tuple(deltas.shape)}")
+    if not deltas.is_floating_point():
+        raise TypeError(f"deltas: expected a floating-point tensor, got dtype {deltas.dtype}")
     if deltas.shape[0] == 0:
         raise ValueError("deltas: expected at least one task update (K >= 1), got K = 0")
+    if deltas.numel() == 0:
+        raise ValueError(f"deltas: expected non-empty layers, got shape {tuple(deltas.shape)}")
     if not torch.isfinite(deltas).all():
         raise ValueError("deltas: contains NaN or inf")
     return deltas
 
 
-def _check_density(density: float) -> float:
-    if not 0.0 < density <= 1.0:
-        raise ValueError(f"density: expected a fraction in (0, 1], got {density!r}")
-    return float(density)
+def _density(density: object) -> float:
+    return fraction(density, "density", open_low=True)
 
 
 def task_arithmetic_merge(deltas: torch.Tensor, *, lam: float = 1.0) -> torch.Tensor:
-    """``lam * sum_k deltas[k]``; ``deltas``: ``(K, d_out, d_in)``."""
+    """``lam * sum_k deltas[k]``; ``deltas``: ``(K, d_out, d_in)``; ``lam > 0``."""
+    lam = positive_float(lam, "lam")
     return lam * _check_deltas(deltas).sum(0)
 
 
@@ -65,9 +75,11 @@ def _elect_disjoint_mean(trimmed: torch.Tensor) -> torch.Tensor:
 
 
 def ties_merge(deltas: torch.Tensor, *, density: float = 0.2, lam: float = 1.0) -> torch.Tensor:
-    """TIES-merging (trim, elect sign, disjoint mean) of ``deltas`` ``(K, d_out, d_in)``."""
+    """TIES-merging (trim, elect sign, disjoint mean) of ``deltas`` ``(K, d_out, d_in)``;
+    ``density`` in (0, 1], ``lam > 0``."""
     deltas = _check_deltas(deltas)
-    return lam * _elect_disjoint_mean(_trim(deltas, _check_density(density)))
+    density, lam = _density(density), positive_float(lam, "lam")
+    return lam * _elect_disjoint_mean(_trim(deltas, density))
 
 
 def dare_merge(
@@ -78,16 +90,57 @@ def dare_merge(
     combine: str = "linear",
     generator: torch.Generator | None = None,
 ) -> torch.Tensor:
-    """DARE: random drop with keep probability ``density`` and rescale, then ``combine`` ("linear"|"ties")."""
+    """DARE: random drop with keep probability ``density`` and rescale, then ``combine`` ("linear"|"ties").
+
+    ``generator``: a ``torch.Generator`` for the drop mask (drawn on the generator's device, then moved
+    to the updates' device), or None for torch's global generator.
+    """
     deltas = _check_deltas(deltas)
-    density = _check_density(density)
-    if combine not in ("linear", "ties"):
-        raise ValueError(f"combine: expected 'linear' or 'ties', got {combine!r}")
-    keep = torch.rand(deltas.shape, generator=generator, dtype=deltas.dtype) < density
-    rescaled = deltas * keep / density
+    density, lam = _density(density), positive_float(lam, "lam")
+    combine = one_of(combine, "combine", ("linear", "ties"))
+    if generator is not None and not isinstance(generator, torch.Generator):
+        raise TypeError(f"generator: expected a torch.Generator or None, got {type(generator).__name__}")
+    where = generator.device if generator is not None else deltas.device
+    keep = torch.rand(deltas.shape, generator=generator, dtype=deltas.dtype, device=where) < density
+    rescaled = deltas * keep.to(deltas.device) / density
     if combine == "linear":
         return lam * rescaled.sum(0)
     return lam * _elect_disjoint_mean(rescaled)
+
+
+def joint_svd(adapters: Sequence[LoRAAdapter]) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """KnOTS's aligned basis: ``(U (d_out, R), sigma (R,), coeffs (K, R, d_in))`` with
+    ``[Delta_1 | ... | Delta_K] = U diag(sigma) [V_1^T | ... | V_K^T]`` and ``coeffs[k] = diag(sigma) V_k^T
+    = U^T Delta_k``. Computed from the low-rank factors (QR of the stacked ``s_k B_k``, then an
+    eigen-decomposition of the ``sum r_k``-sized Gram matrix); no dense update is formed."""
+    check_adapters(adapters)
+    dtype = torch.promote_types(adapters[0].A.dtype, torch.float32)
+    As = [ad.A.to(dtype) for ad in adapters]
+    Bs = [ad.scaling * ad.B.to(dtype) for ad in adapters]
+    Q, _ = torch.linalg.qr(torch.cat(Bs, dim=1), mode="reduced")  # (d_out, m)
+    coeffs = torch.stack([(Q.T @ B) @ A for A, B in zip(As, Bs, strict=True)])  # (K, m, d_in)
+    gram = torch.einsum("kid,kjd->ij", coeffs, coeffs)
+    evals, evecs = torch.linalg.eigh(gram)
+    order = torch.argsort(evals, descending=True)
+    sigma = evals[order].clamp_min(0.0).sqrt()
+    evecs = evecs[:, order]
+    keep = sigma > _REL_TOL * sigma.max().clamp_min(torch.finfo(dtype).tiny)
+    evecs, sigma = evecs[:, keep], sigma[keep]
+    return Q @ evecs, sigma, torch.einsum("ij,kid->kjd", evecs, coeffs)
+
+
+def knots_factors(
+    adapters: Sequence[LoRAAdapter], *, density: float = 0.2, lam: float = 1.0, combine: str = "ties"
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """:func:`knots_merge` as factors ``(lam * U (d_out, R), diag(sigma) V_merged^T (R, d_in))``."""
+    combine = one_of(combine, "combine", ("ties", "mean"))
+    density, lam = _density(density), positive_float(lam, "lam")
+    U, sigma, coeffs = joint_svd(adapters)
+    if sigma.numel() == 0:
+        return lam * U, coeffs.sum(0)
+    v = coeffs / sigma[None, :, None]  # (K, R, d_in): the V_k^T blocks
+    v_merged = _elect_disjoint_mean(_trim(v, density)) if combine == "ties" else v.mean(0)
+    return lam * U, sigma[:, None] * v_merged
 
 
 def knots_merge(
@@ -95,12 +148,5 @@ def knots_merge(
 ) -> torch.Tensor:
     """KnOTS: merge the task blocks ``V_k`` of the joint SVD by TIES (``combine="ties"``) or by their
     mean (``"mean"``), returning ``lam * U diag(sigma) V_merged^T`` ``(d_out, d_in)``."""
-    if combine not in ("ties", "mean"):
-        raise ValueError(f"combine: expected 'ties' or 'mean', got {combine!r}")
-    basis = shared_basis(adapters)
-    v = basis.coeffs / basis.sigma[None, :, None]  # (K, R, d_in): the V_k^T blocks
-    if combine == "ties":
-        v_merged = _elect_disjoint_mean(_trim(v, _check_density(density)))
-    else:
-        v_merged = v.mean(0)
-    return lam * basis.U @ (basis.sigma[:, None] * v_merged)
+    B, A = knots_factors(adapters, density=density, lam=lam, combine=combine)
+    return B @ A

@@ -1,24 +1,25 @@
 """PGSB: merging K LoRA updates of one layer on a pretrained-guided shared basis.
 
-Stage 1 (shared basis, :mod:`.shared_basis`): the joint SVD basis ``U`` of the task updates, each
-task's coefficients ``C_k = U^T Delta_k`` (rows = directions) and each direction's support count ``c_i``.
-Directions supported by at least ``min_support`` tasks are *shared*; the others are task-specific.
+Stage 1 (shared basis, :mod:`.shared_basis`): an orthonormal basis ``U`` of the tasks' output spaces, each
+task's coefficients ``C_k = U^T Delta_k`` (rows = directions), and for each direction its supporting
+tasks ``S_i`` (``c_i = |S_i|``) and whether it is *shared* beyond chance (its overlap exceeds the
+random-subspace null and ``c_i >= min_support``); the other directions are task-specific.
 
 Stage 2 (pretrained-guided re-parameterisation, our reading): a shared output direction ``u_i`` meets
 the pretrained weight through ``w_i = W0^T u_i`` (``d_in``), the input pattern that ``W0`` already maps
-onto ``u_i``. Each task's coefficient row is re-parameterised against it,
+onto ``u_i``. Each supporting task's coefficient row is re-parameterised against it,
 ``C_k[i] = a_ik * w_i / ||w_i|| + r_ik`` with ``r_ik`` orthogonal to ``w_i``: ``a_ik`` re-scales a feature
-the pretrained layer already computes (a gain), ``r_ik`` reads a new input pattern. The merge is then:
+the pretrained layer already computes (a gain), ``r_ik`` reads a new input pattern. Row ``i`` of the merge:
 
-- gains: a sign is elected per direction (sign of ``sum_k a_ik`` over the supporting tasks) and the
-  agreeing gains are averaged (a TIES-style elect-and-average on one scalar per task and direction);
-- residuals: the support-normalised sum ``sum_k r_ik / c_i`` (a direction supported by ``c`` tasks is
+- gains: a sign is elected (sign of ``sum_{k in S_i} a_ik``) and the agreeing supporters' gains are
+  averaged (a TIES-style elect-and-average on one scalar per task and direction);
+- residuals: the supporters' mean ``sum_{k in S_i} r_ik / c_i`` (a direction written by ``c`` tasks is
   averaged over them instead of counted ``c`` times, as Task Arithmetic does);
-- task-specific directions (``c_i < min_support``): ``sum_k C_k[i]``, kept at full strength since no
-  other task writes there.
+- non-supporters' rows ``C_k[i]``, ``k not in S_i``, and every task-specific direction: summed at full
+  strength, as no other task writes there.
 
-The merged update is ``lam * U @ C_merged``, of rank at most ``sum_k r_k``, returned as a dense matrix or
-as LoRA factors. With one adapter every direction is task-specific and the adapter is returned unchanged.
+The merged update is ``lam * U @ C_merged``, of rank at most ``sum_k r_k``, returned as LoRA factors.
+With one adapter every direction is task-specific and the adapter is returned unchanged.
 """
 
 from __future__ import annotations
@@ -28,36 +29,47 @@ from dataclasses import dataclass
 
 import torch
 
-from .lora import LoRAAdapter
-from .shared_basis import shared_basis
+from paperworks.core.validate import fraction, int_in_range, nonnegative_int, positive_float
+
+from .lora import LoRAAdapter, check_bool, check_matrix
+from .shared_basis import check_adapters, shared_basis
 
 __all__ = ["PGSBConfig", "pgsb_merge"]
 
 
 @dataclass(frozen=True)
 class PGSBConfig:
-    """Options of :func:`pgsb_merge`.
+    """Options of :func:`pgsb_merge` (no public text of the paper: these defaults are ours).
 
-    ``support_threshold``: ``tau`` of the support rule ``e_ik >= tau / r_k``; ``min_support``: tasks needed
-    for a direction to count as shared; ``lam``: global scale of the merged update;
-    ``use_shared_basis``: if False (ablation), every direction is treated as shared by all K tasks;
-    ``use_pretrained``: if False (ablation), shared rows are merged by the support-normalised sum without
-    the gain/residual re-parameterisation against ``W0``.
+    ``significance``: chance level of the stage-1 null (the probability that a layer of unrelated
+    adapters gets any shared direction), in (0, 1); ``support_threshold``: the membership ``m_ik`` a
+    supporting task needs, in (0, 1], or None for the chance level of the random-subspace null;
+    ``min_support``: supporters a shared direction needs (an int >= 2); ``lam``: global scale of the
+    merged update (> 0); ``n_null``, ``null_seed``: the Monte Carlo of the null thresholds;
+    ``use_shared_basis``: if False (ablation), every direction counts as shared by all K tasks;
+    ``use_pretrained``: if False (ablation), shared rows are the supporters' mean without the
+    gain/residual re-parameterisation against ``W0``.
     """
 
-    support_threshold: float = 0.1
+    significance: float = 0.05
+    support_threshold: float | None = None
     min_support: int = 2
     lam: float = 1.0
+    n_null: int = 1000
+    null_seed: int = 0
     use_shared_basis: bool = True
     use_pretrained: bool = True
 
     def __post_init__(self) -> None:
-        if not self.support_threshold >= 0.0:
-            raise ValueError(f"support_threshold: expected >= 0, got {self.support_threshold!r}")
-        if self.min_support < 1:
-            raise ValueError(f"min_support: expected an integer >= 1, got {self.min_support!r}")
-        if not self.lam > 0.0:
-            raise ValueError(f"lam: expected a positive scale, got {self.lam!r}")
+        fraction(self.significance, "significance", open_low=True, open_high=True)
+        if self.support_threshold is not None:
+            fraction(self.support_threshold, "support_threshold", open_low=True)
+        int_in_range(self.min_support, "min_support", 2)
+        object.__setattr__(self, "lam", positive_float(self.lam, "lam"))
+        int_in_range(self.n_null, "n_null", 20)
+        nonnegative_int(self.null_seed, "null_seed")
+        check_bool(self.use_shared_basis, "use_shared_basis")
+        check_bool(self.use_pretrained, "use_pretrained")
 
 
 def pgsb_merge(
@@ -66,27 +78,36 @@ def pgsb_merge(
     """Merge one layer's adapters; returns LoRA-style factors ``(B_merged, A_merged)`` with
     ``Delta_merged = B_merged @ A_merged`` (``(d_out, R)`` and ``(R, d_in)``, scaling already applied).
 
-    ``W0``: ``(d_out, d_in)`` pretrained weight; ``adapters``: K >= 1 adapters of that shape.
+    ``W0``: ``(d_out, d_in)`` pretrained weight (floating point, finite); ``adapters``: K >= 1 adapters
+    of that shape.
     """
-    config = config or PGSBConfig()
-    if not isinstance(W0, torch.Tensor) or W0.ndim != 2:
-        raise ValueError(f"W0: expected a 2-D pretrained weight, got {getattr(W0, 'shape', type(W0))}")
-    if not torch.isfinite(W0).all():
-        raise ValueError("W0: contains NaN or inf")
-    basis = shared_basis(adapters, support_threshold=config.support_threshold)
-    if len(adapters) and tuple(W0.shape) != adapters[0].shape:
-        raise ValueError(f"W0: expected shape {adapters[0].shape} of the adapters, got {tuple(W0.shape)}")
+    if config is None:
+        config = PGSBConfig()
+    elif not isinstance(config, PGSBConfig):
+        raise TypeError(f"config: expected a PGSBConfig, got {type(config).__name__}")
+    check_matrix("W0", W0)
+    shape = check_adapters(adapters)
+    if tuple(W0.shape) != shape:
+        raise ValueError(f"W0: expected shape {shape} of the adapters, got {tuple(W0.shape)}")
+    basis = shared_basis(
+        adapters,
+        significance=config.significance,
+        support_threshold=config.support_threshold,
+        n_null=config.n_null,
+        seed=config.null_seed,
+    )
     C, U = basis.coeffs, basis.U  # (K, R, d_in), (d_out, R)
     K = C.shape[0]
-    support = basis.support if config.use_shared_basis else torch.full_like(basis.support, K)
-    supporters = basis.energy.T >= config.support_threshold / torch.tensor(
-        [[ad.rank] for ad in adapters], dtype=C.dtype
-    )  # (K, R)
-    if not config.use_shared_basis:
-        supporters = torch.ones_like(supporters)
-    shared = support >= max(config.min_support, 2) if K > 1 else torch.zeros_like(support, dtype=torch.bool)
-    c = support.clamp_min(1).to(C.dtype)[:, None]  # (R, 1)
-    merged = C.sum(0)  # task-specific rows: plain sum
+    if config.use_shared_basis:
+        supporters = basis.supporters.T  # (K, R)
+        shared = basis.shared & (basis.support >= config.min_support)
+    else:  # ablation: all K tasks support every direction
+        supporters = torch.ones(K, C.shape[1], dtype=torch.bool, device=C.device)
+        shared = torch.full((C.shape[1],), K > 1, dtype=torch.bool, device=C.device)
+    sup = supporters[..., None].to(C.dtype)  # (K, R, 1)
+    c = supporters.sum(0).clamp_min(1).to(C.dtype)[:, None]  # (R, 1)
+    plain = C.sum(0)  # task-specific rows: plain sum
+    others = (C * (1 - sup)).sum(0)  # non-supporters' part of each row, kept at full strength
     if config.use_pretrained:
         w = U.T @ W0.to(C.dtype)  # (R, d_in): pretrained interaction of each direction
         w_hat = w / w.norm(dim=1, keepdim=True).clamp_min(torch.finfo(C.dtype).tiny)
@@ -96,8 +117,8 @@ def pgsb_merge(
         sign = torch.sign(g_sup.sum(0))
         agree = (torch.sign(g_sup) == sign[None]) & supporters
         gain = (g_sup * agree).sum(0) / agree.sum(0).clamp_min(1)
-        shared_rows = gain[:, None] * w_hat + resid.sum(0) / c
+        shared_rows = gain[:, None] * w_hat + (resid * sup).sum(0) / c + others
     else:
-        shared_rows = C.sum(0) / c
-    merged = torch.where(shared[:, None], shared_rows, merged)
+        shared_rows = (C * sup).sum(0) / c + others
+    merged = torch.where(shared[:, None], shared_rows, plain)
     return config.lam * U, merged

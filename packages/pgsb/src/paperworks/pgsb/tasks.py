@@ -2,24 +2,34 @@
 
 Generative model (all latent quantities drawn from ``seed``): ``C = 12`` latent clusters with means
 ``mu_c ~ N(0, 3^2 I_d)`` in ``d = 32`` dimensions; an observation of cluster ``c`` is ``z = mu_c + eps``,
-``eps ~ N(0, I_d)``. Pretraining observes ``(z, c)``. Task ``k`` observes ``x = T_k z`` under a domain
-shift ``T_k = I + G S + G_k`` (``S``: a shift shared by all tasks, ``G_k``: the task's own, both rank-2
-with ``N(0, 1.2^2 / d)`` entries), and a label ``y = g_k(c)`` from a random grouping ``g_k`` of the
-clusters into 4 classes. The backbone (two ReLU layers of width 64) is pretrained on clusters; each task
-fine-tunes rank-``r`` LoRA adapters on both layers plus its own linear head (heads stay task-specific
-and are not merged, as in the model-merging literature's classification benchmarks).
+``eps ~ N(0, I_d)``. Pretraining observes ``(z, c)``. Two suites of K tasks (``suite=``):
+
+- ``"shared_shift"``: task ``k`` observes ``x = T_k z`` under a domain shift ``T_k = I + S + G_k`` (``S``:
+  a shift shared by all tasks, ``G_k``: the task's own, both rank-2 with ``N(0, 1.2^2 / d)`` entries),
+  and a label ``y = g_k(c)`` from a random grouping ``g_k`` of the clusters into 4 classes;
+- ``"independent"``: no shared shift, ``T_k = I + G_k``, and tasks from two different generators
+  alternating with ``k``: even ``k`` labels a random grouping of the clusters as above, odd ``k`` labels
+  two random half-spaces of ``z`` (``y = 2 [v_1 . z > t_1] + [v_2 . z > t_2]``, ``v`` uniform on the
+  sphere, ``t`` the median of the projection), which cut through clusters.
+
+The backbone (two ReLU layers of width 64) is pretrained on clusters; each task fine-tunes rank-``r``
+LoRA adapters on both layers plus its own linear head (heads stay task-specific and are not merged, as
+in the model-merging literature's classification benchmarks).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 import torch
 from torch import nn
 
+from paperworks.core.validate import nonnegative_int, one_of, positive_int
+
 from .lora import LoRAAdapter
 
 __all__ = [
+    "SUITES",
     "Backbone",
     "TaskSuite",
     "TrainedTasks",
@@ -31,6 +41,7 @@ __all__ = [
 
 D_IN, HIDDEN, N_CLUSTERS, N_CLASSES = 32, 64, 12, 4
 LAYERS = ("fc1", "fc2")
+SUITES = ("shared_shift", "independent")
 
 
 class Backbone(nn.Module):
@@ -58,11 +69,19 @@ class TaskSuite:
     x_test: torch.Tensor
     y_test: torch.Tensor
 
+    def to(self, device: torch.device | str) -> TaskSuite:
+        """The same suite with every tensor on ``device``."""
+        return TaskSuite(*(getattr(self, f.name).to(device) for f in fields(self)))
 
-def make_tasks(n_tasks: int, seed: int, *, n_train: int = 300, n_eval: int = 400) -> TaskSuite:
+
+def make_tasks(
+    n_tasks: int, seed: int, *, suite: str = "shared_shift", n_train: int = 300, n_eval: int = 400
+) -> TaskSuite:
     """Draw the generative model above; ``n_eval`` points each for validation and test per task."""
-    if n_tasks < 1:
-        raise ValueError(f"n_tasks: expected >= 1, got {n_tasks}")
+    n_tasks = positive_int(n_tasks, "n_tasks")
+    seed = nonnegative_int(seed, "seed")
+    suite = one_of(suite, "suite", SUITES)
+    n_train, n_eval = positive_int(n_train, "n_train"), positive_int(n_eval, "n_eval")
     g = torch.Generator().manual_seed(seed)
     mu = 3.0 * torch.randn(N_CLUSTERS, D_IN, generator=g)
 
@@ -74,15 +93,22 @@ def make_tasks(n_tasks: int, seed: int, *, n_train: int = 300, n_eval: int = 400
         return 1.2 * torch.randn(D_IN, 2, generator=g) @ torch.randn(2, D_IN, generator=g) / D_IN**0.5
 
     z_pre, c_pre = draw(1500)
-    shared = low_rank()
+    shared = low_rank() if suite == "shared_shift" else torch.zeros(D_IN, D_IN)
     n_all = n_train + 2 * n_eval
     xs, ys = [], []
-    for _ in range(n_tasks):
+    for k in range(n_tasks):
         T = torch.eye(D_IN) + shared + low_rank()
-        grouping = torch.randperm(N_CLUSTERS, generator=g) % N_CLASSES
         z, c = draw(n_all)
+        if suite == "independent" and k % 2 == 1:
+            v = torch.randn(D_IN, 2, generator=g)
+            proj = z @ (v / v.norm(dim=0))
+            bits = (proj > proj.median(dim=0).values).long()
+            y = 2 * bits[:, 0] + bits[:, 1]
+        else:
+            grouping = torch.randperm(N_CLUSTERS, generator=g) % N_CLASSES
+            y = grouping[c]
         xs.append(z @ T.T)
-        ys.append(grouping[c])
+        ys.append(y)
     x, y = torch.stack(xs), torch.stack(ys)
     a, b = n_train, n_train + n_eval
     return TaskSuite(z_pre, c_pre, x[:, :a], y[:, :a], x[:, a:b], y[:, a:b], x[:, b:], y[:, b:])
@@ -91,8 +117,9 @@ def make_tasks(n_tasks: int, seed: int, *, n_train: int = 300, n_eval: int = 400
 def pretrain_backbone(suite: TaskSuite, seed: int, steps: int = 150) -> Backbone:
     """Pretrain the backbone (with a throwaway head) on the cluster labels, full-batch Adam."""
     torch.manual_seed(seed)
-    net = Backbone()
-    head = nn.Linear(HIDDEN, N_CLUSTERS)
+    device = suite.z_pre.device
+    net = Backbone().to(device)  # initialised on the CPU from the seed, then moved
+    head = nn.Linear(HIDDEN, N_CLUSTERS).to(device)
     opt = torch.optim.Adam([*net.parameters(), *head.parameters()], lr=1e-2)
     for _ in range(steps):
         opt.zero_grad()
@@ -130,18 +157,21 @@ def forward_tasks(
 def train_task_loras(
     net: Backbone, suite: TaskSuite, seed: int, *, rank: int = 4, alpha: float = 8.0, steps: int = 200
 ) -> TrainedTasks:
-    """Fine-tune one LoRA (both layers) and one head per task, all K tasks in one batched model."""
+    """Fine-tune one LoRA (both layers) and one head per task, all K tasks in one batched model (drawn
+    on the CPU from ``seed``, trained on the device of ``net``)."""
     K = suite.x_train.shape[0]
+    device = net.fc1.weight.device
     g = torch.Generator().manual_seed(seed + 7919)
     s = alpha / rank
     params = {}
     for name in LAYERS:
         lin = getattr(net, name)
         d_out, d_in = lin.weight.shape
-        params[f"{name}.A"] = (torch.randn(K, rank, d_in, generator=g) / d_in**0.5).requires_grad_()
-        params[f"{name}.B"] = torch.zeros(K, d_out, rank).requires_grad_()
-    head_w = (0.1 * torch.randn(K, N_CLASSES, HIDDEN, generator=g)).requires_grad_()
-    head_b = torch.zeros(K, N_CLASSES).requires_grad_()
+        A0 = torch.randn(K, rank, d_in, generator=g) / d_in**0.5
+        params[f"{name}.A"] = A0.to(device).requires_grad_()
+        params[f"{name}.B"] = torch.zeros(K, d_out, rank, device=device).requires_grad_()
+    head_w = (0.1 * torch.randn(K, N_CLASSES, HIDDEN, generator=g)).to(device).requires_grad_()
+    head_b = torch.zeros(K, N_CLASSES, device=device).requires_grad_()
     opt = torch.optim.Adam([*params.values(), head_w, head_b], lr=1e-2)
     y = suite.y_train.reshape(-1)
     for _ in range(steps):
