@@ -68,6 +68,27 @@ def test_recbole_reader_on_written_files(tmp_path):
         read_recbole_atomic(tmp_path / "bad.inter")
 
 
+def test_recbole_reader_names_what_is_wrong(tmp_path):
+    """0.2 stopped at a bare float() error on a bad timestamp and a header error on a space-separated file."""
+    bad = tmp_path / "ts.inter"
+    bad.write_text("user_id:token\titem_id:token\ttimestamp:float\nu1\ti1\t3\nu1\ti2\tyesterday\n")
+    with pytest.raises(ValueError, match=r"inter_path: line 3: timestamp 'yesterday' is not a number"):
+        read_recbole_atomic(bad)
+    spaced = tmp_path / "spaced.inter"
+    spaced.write_text("user_id:token item_id:token timestamp:float\nu1 i1 3\n")
+    with pytest.raises(ValueError, match="tab-separated"):
+        read_recbole_atomic(spaced)
+    item = tmp_path / "spaced.item"
+    item.write_text("item_id:token title:token_seq\ni1 red lamp\n")
+    good = tmp_path / "good.inter"
+    good.write_text("user_id:token\titem_id:token\nu1\ti1\nu1\ti2\nu1\ti1\n")
+    with pytest.raises(ValueError, match=r"item_path: .*tab-separated"):
+        read_recbole_atomic(good, item)
+    (tmp_path / "latin.inter").write_bytes(b"user_id:token\titem_id:token\nu1\t\xe9\n")
+    with pytest.raises(ValueError, match="UTF-8"):
+        read_recbole_atomic(tmp_path / "latin.inter")
+
+
 def test_writer_signals_match_a_brute_force_recount():
     data = generate_intent_data(SMALL, 1)
     hist, _ = leave_one_out(data)

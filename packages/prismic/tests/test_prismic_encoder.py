@@ -77,7 +77,7 @@ def test_bad_histories_are_rejected():
     with pytest.raises(ValueError, match="empty batch"):
         pad_histories([], 4, 10)
     m = SequenceEncoder(torch.randn(N, DT), EncoderConfig(dim=16, n_layers=1, max_len=4))
-    with pytest.raises(ValueError, match="exceeds max_len"):
+    with pytest.raises(ValueError, match="max_len=4"):
         m(torch.ones(1, 6, dtype=torch.int64))
     with pytest.raises(ValueError, match="item_text"):
         SequenceEncoder(torch.full((N, DT), float("nan")), EncoderConfig())

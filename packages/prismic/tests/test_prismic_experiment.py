@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from paperworks.core import INCONCLUSIVE_1_SEED, torch_threads
+from paperworks.core import INCONCLUSIVE_1_SEED, Progress, torch_threads
 from paperworks.prismic import EncoderConfig, GRPOConfig, HashedBowEmbedder, IntentDataConfig, SequenceData
 from paperworks.prismic import experiments as ex
 from paperworks.prismic.experiments import BASELINES, METHODS, QUICK, PrismicConfig, PrismicExperiment
@@ -69,13 +69,14 @@ def test_quick_reproduction_report(quick_report):
     }
     m = report.per_seed[0]
     for d in ("focused", "noisy"):
-        for method in METHODS:
+        for method in (*METHODS, "prismic_head"):
             v = m[f"{d}/{method}/ndcg10"]
             assert 0.0 <= v <= m[f"{d}/{method}/recall10"] <= 1.0
+            assert 0.0 <= m[f"{d}/{method}/ndcg10_unseen"] <= 1.0
         # the consolidated query beats a random ranking of the catalogue (10 / n_items hits) threefold
         assert m[f"{d}/consolidated/recall10"] > 3 * 10 / m[f"{d}/n_items"]
     assert any("NDCG@10" in t for t in report.tables)
-    assert "| prismic |" in next(iter(report.tables.values()))
+    assert "| PRISMIC (distilled encoder) |" in next(iter(report.tables.values()))
 
 
 def test_quick_claims_are_paired_and_one_seed_is_inconclusive(quick_report):
@@ -110,7 +111,7 @@ def test_config_quick_and_full_are_one_frozen_dataclass(quick_report):
     assert full == PrismicConfig() and quick != full
     assert full.dataset_names == ["focused", "multi_intent", "noisy", "large"]
     assert quick_report.config == _lists(dataclasses.asdict(quick))
-    assert PrismicExperiment.default_seeds == 4 and "10-minute" in PrismicExperiment.seeds_note
+    assert PrismicExperiment.default_seeds == 5
 
 
 def test_config_rejects_bad_settings():
@@ -122,3 +123,43 @@ def test_config_rejects_bad_settings():
         PrismicConfig(datasets=(IntentDataConfig(name="a"), IntentDataConfig(name="a")))
     with pytest.raises(ValueError, match="encoder"):
         PrismicConfig(encoder={"epochs": 3})
+
+
+def test_figures_write_a_png_of_the_headline_claim(quick_report, tmp_path):
+    pytest.importorskip("matplotlib")
+    names = PrismicExperiment().figures(quick_report, tmp_path)
+    assert names == ["headline.png"]
+    png = (tmp_path / "headline.png").read_bytes()
+    assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 10_000
+
+
+def test_figures_without_matplotlib_draw_nothing(quick_report, tmp_path, monkeypatch):
+    monkeypatch.setattr(ex, "optional_pyplot", lambda: None)
+    assert PrismicExperiment().figures(quick_report, tmp_path) == []
+    assert not list(tmp_path.iterdir())
+
+
+def test_the_experiment_takes_its_device_from_the_core(monkeypatch):
+    """run_seed asks paperworks.core.choose_device (PAPERWORKS_DEVICE, `reproduce --device`) and hands the
+    answer to every model; an impossible request fails loudly instead of silently running elsewhere."""
+    seen = []
+
+    def one(cfg, seed, embedder, enc, grpo, device="cpu"):
+        seen.append(device)
+        return {f"{m}/ndcg10": 0.0 for m in METHODS}
+
+    monkeypatch.setattr(PrismicExperiment, "_one", staticmethod(one))
+    exp = PrismicExperiment()
+    monkeypatch.setenv("PAPERWORKS_DEVICE", "cpu")
+    out = exp.run_seed(0, quick=True, progress=Progress(enabled=False))
+    assert seen == ["cpu"] * len(QUICK.datasets) and out["cuda"] == 0.0
+    import torch
+
+    if not torch.cuda.is_available():
+        monkeypatch.setenv("PAPERWORKS_DEVICE", "cuda")
+        with pytest.raises(ValueError, match="device"):
+            exp.run_seed(
+                0,
+                quick=True,
+                progress=Progress(enabled=False),
+            )

@@ -6,7 +6,14 @@ user encoder (:mod:`.encoder`, :mod:`.pipeline`). Data: a multi-intent generator
 file reader (:mod:`.data`).
 """
 
-from .consolidator import GRPOConsolidator, SignalPolicy, consolidate, selection_reward
+from .consolidator import (
+    GRPOConsolidator,
+    SignalPolicy,
+    consolidate,
+    fragment_scores,
+    reward_from_fragment_scores,
+    selection_reward,
+)
 from .data import (
     IntentDataConfig,
     SequenceData,
@@ -18,11 +25,11 @@ from .data import (
     train_valid_test,
 )
 from .embedding import HashedBowEmbedder, MiniLMEmbedder, TextEmbedder, check_embeddings, make_embedder
-from .encoder import EncoderConfig, SequenceEncoder, SequentialRecommender
+from .encoder import EncoderConfig, SequenceEncoder, SequentialRecommender, teacher_temperature
 from .grpo import GRPOConfig, GRPOLoss, group_advantages, grpo_loss, k3_kl
 from .optim import Adam
 from .pipeline import Prismic, signal_inputs
-from .ranking import RankingMetrics, ndcg_from_ranks, recall_from_ranks, target_ranks
+from .ranking import RankingMetrics, history_mask, ndcg_from_ranks, recall_from_ranks, target_ranks
 from .signals import CandidateQueries, QueryWriter, TemplateQueryWriter
 
 __all__ = [
@@ -47,8 +54,10 @@ __all__ = [
     "TextEmbedder",
     "check_embeddings",
     "consolidate",
+    "fragment_scores",
     "generate_intent_data",
     "group_advantages",
+    "history_mask",
     "grpo_loss",
     "k3_kl",
     "leave_one_out",
@@ -57,8 +66,10 @@ __all__ = [
     "pad_histories",
     "read_recbole_atomic",
     "recall_from_ranks",
+    "reward_from_fragment_scores",
     "selection_reward",
     "signal_inputs",
     "target_ranks",
+    "teacher_temperature",
     "train_valid_test",
 ]

@@ -30,6 +30,10 @@ from pathlib import Path
 
 import numpy as np
 
+from paperworks.core.validate import finite_float, fraction, positive_int
+
+from ._checks import seed_int
+
 __all__ = [
     "IntentDataConfig",
     "SequenceData",
@@ -115,10 +119,8 @@ class IntentDataConfig:
     name: str = "intents"
 
     def __post_init__(self) -> None:
-        for k in ("n_users", "n_categories", "n_attributes", "n_variants", "n_intents", "min_len"):
-            v = getattr(self, k)
-            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-                raise ValueError(f"{k}: expected a positive int, got {v!r}")
+        for k in ("n_users", "n_categories", "n_attributes", "n_variants", "n_intents", "min_len", "max_len"):
+            positive_int(getattr(self, k), k)
         if self.n_categories > len(CATEGORY_WORDS):
             raise ValueError(f"n_categories: expected at most {len(CATEGORY_WORDS)}, got {self.n_categories}")
         if self.n_attributes > len(ATTRIBUTE_WORDS):
@@ -132,15 +134,15 @@ class IntentDataConfig:
                 f"n_intents: expected at most n_categories={self.n_categories}, got {self.n_intents}"
             )
         for k in ("taste", "noise", "stay"):
-            v = getattr(self, k)
-            if not 0.0 <= v <= 1.0:
-                raise ValueError(f"{k}: expected a probability in [0, 1], got {v!r}")
-        if self.session_mean < 1.0:
+            fraction(getattr(self, k), k)
+        if finite_float(self.session_mean, "session_mean") < 1.0:
             raise ValueError(f"session_mean: expected >= 1, got {self.session_mean!r}")
         if self.max_len < self.min_len or self.min_len < 3:
             raise ValueError(
                 f"min_len/max_len: expected 3 <= min_len <= max_len, got {self.min_len}, {self.max_len}"
             )
+        if not isinstance(self.name, str) or not self.name:
+            raise ValueError(f"name: expected a non-empty string, got {self.name!r}")
 
     @property
     def n_items(self) -> int:
@@ -148,8 +150,12 @@ class IntentDataConfig:
 
 
 def generate_intent_data(config: IntentDataConfig, seed: int) -> SequenceData:
-    """Draw a data set from the multi-intent generative model (module docstring). Vectorised over users."""
-    rng = np.random.default_rng(seed)
+    """Draw a data set from the multi-intent generative model (module docstring). Vectorised over users.
+
+    ``seed``: a non-negative int."""
+    if not isinstance(config, IntentDataConfig):
+        raise TypeError(f"config: expected an IntentDataConfig, got {type(config).__name__}")
+    rng = np.random.default_rng(seed_int(seed))
     c, a, v = config.n_categories, config.n_attributes, config.n_variants
     cat = np.repeat(np.arange(c), a * v)
     att = np.tile(np.repeat(np.arange(a), v), c)
@@ -190,6 +196,7 @@ def leave_one_out(data: SequenceData) -> tuple[list[np.ndarray], np.ndarray]:
 
     Returns ``histories`` (list of int64 arrays) and ``targets`` ``(n_users,)``.
     """
+    _check_data(data)
     short = [u for u, s in enumerate(data.sequences) if len(s) < 3]
     if short:
         raise ValueError(f"sequences: leave-one-out needs >= 3 items per user; users {short[:5]} have fewer")
@@ -217,6 +224,7 @@ class Split:
 def train_valid_test(data: SequenceData) -> Split:
     """:class:`Split` of every sequence (training history, validation item, test item). Users with
     fewer than 4 items (2 for training, 1 validation, 1 test) raise ``ValueError``."""
+    _check_data(data)
     short = [u for u, s in enumerate(data.sequences) if len(s) < 4]
     if short:
         raise ValueError(
@@ -232,14 +240,24 @@ def train_valid_test(data: SequenceData) -> Split:
     )
 
 
+def _check_data(data: object) -> None:
+    if not isinstance(data, SequenceData):
+        raise TypeError(f"data: expected a SequenceData, got {type(data).__name__}")
+
+
 def pad_histories(histories: Sequence[np.ndarray], max_len: int, n_items: int | None = None) -> np.ndarray:
     """Left-pad histories into ``(n_users, max_len)`` int64 with ``0``; keep the **last** ``max_len`` items.
 
     Truncation keeps the most recent items, so the last column is always the latest item (the encoder
     reads position ``max_len - 1``). Empty histories and ids outside ``1..n_items`` raise ``ValueError``.
     """
-    if isinstance(max_len, bool) or not isinstance(max_len, int) or max_len < 1:
-        raise ValueError(f"max_len: expected a positive int, got {max_len!r}")
+    max_len = positive_int(max_len, "max_len")
+    if n_items is not None:
+        n_items = positive_int(n_items, "n_items")
+    if isinstance(histories, str | bytes) or not hasattr(histories, "__len__"):
+        raise TypeError(
+            f"histories: expected a sequence of item-id sequences, got {type(histories).__name__}"
+        )
     if len(histories) == 0:
         raise ValueError("histories: expected at least one history (empty batch)")
     out = np.zeros((len(histories), max_len), dtype=np.int64)
@@ -248,7 +266,7 @@ def pad_histories(histories: Sequence[np.ndarray], max_len: int, n_items: int | 
         if h.ndim != 1 or h.size == 0:
             raise ValueError(f"histories[{u}]: expected a non-empty 1-d sequence of item ids (empty history)")
         if not np.issubdtype(h.dtype, np.integer):
-            raise ValueError(f"histories[{u}]: expected integer item ids, got dtype {h.dtype}")
+            raise TypeError(f"histories[{u}]: expected integer item ids, got dtype {h.dtype}")
         if h.min() < 1 or (n_items is not None and h.max() > n_items):
             raise ValueError(
                 f"histories[{u}]: unknown item id {int(h.min()) if h.min() < 1 else int(h.max())} "
@@ -275,7 +293,15 @@ def read_recbole_atomic(
     except ``item_id``); items absent from ``.item`` (or without one) get their raw id as text.
     Raw item tokens are mapped to 1-based ids in order of first appearance.
     """
-    rows = _read_atomic(Path(inter_path))
+    min_len = positive_int(min_len, "min_len")
+    for arg, value in (("inter_path", inter_path), ("item_path", item_path)):
+        if not (isinstance(value, str | Path) or (value is None and arg == "item_path")):
+            raise TypeError(f"{arg}: expected a path (str or pathlib.Path), got {type(value).__name__}")
+    if isinstance(text_fields, str):
+        raise TypeError("text_fields: expected a sequence of column names, got one string")
+    if name is not None and (not isinstance(name, str) or not name):
+        raise ValueError(f"name: expected a non-empty string, got {name!r}")
+    rows = _read_atomic(Path(inter_path), "inter_path")
     header = rows[0]
     names = [h.split(":")[0] for h in header]
     for need in ("user_id", "item_id"):
@@ -292,11 +318,22 @@ def read_recbole_atomic(
         if len(r) != len(header):
             raise ValueError(f"inter_path: line {n + 2} has {len(r)} fields, expected {len(header)}")
         item = item_index.setdefault(r[ii], len(item_index) + 1)
-        t = float(r[it]) if it is not None else float(n)
+        if it is None:
+            t = float(n)
+        else:
+            try:
+                t = float(r[it])
+            except ValueError:
+                raise ValueError(
+                    f"inter_path: line {n + 2}: timestamp {r[it]!r} is not a number "
+                    "(expected a 'timestamp:float' column)"
+                ) from None
+            if not np.isfinite(t):
+                raise ValueError(f"inter_path: line {n + 2}: timestamp {r[it]!r} is not finite")
         per_user.setdefault(r[iu], []).append((t, n, item))
     texts = {raw: raw for raw in item_index}
     if item_path is not None:
-        irows = _read_atomic(Path(item_path))
+        irows = _read_atomic(Path(item_path), "item_path")
         inames = [h.split(":")[0] for h in irows[0]]
         itypes = [h.split(":")[1] if ":" in h else "token" for h in irows[0]]
         if "item_id" not in inames:
@@ -324,11 +361,22 @@ def read_recbole_atomic(
     return SequenceData(item_texts, tuple(seqs), name or Path(inter_path).stem)
 
 
-def _read_atomic(path: Path) -> list[list[str]]:
+def _read_atomic(path: Path, arg: str) -> list[list[str]]:
     if not path.is_file():
-        raise FileNotFoundError(f"{path}: no such RecBole atomic file")
-    lines = [ln.rstrip("\n").rstrip("\r") for ln in path.read_text(encoding="utf-8").splitlines()]
+        raise FileNotFoundError(f"{arg}: {path}: no such RecBole atomic file")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as e:
+        raise ValueError(f"{arg}: {path} is not UTF-8 text ({e.reason} at byte {e.start})") from None
+    lines = [ln.rstrip("\n").rstrip("\r") for ln in text.splitlines()]
     lines = [ln for ln in lines if ln.strip()]
     if not lines:
-        raise ValueError(f"{path}: empty atomic file (expected a header line)")
+        raise ValueError(f"{arg}: {path}: empty atomic file (expected a header line)")
+    header = lines[0]
+    if "\t" not in header and (" " in header.strip() or "," in header):
+        sep = "spaces" if " " in header.strip() else "commas"
+        raise ValueError(
+            f"{arg}: {path}: the header {header!r} is separated by {sep}; RecBole atomic files are "
+            "tab-separated ('user_id:token<TAB>item_id:token<TAB>timestamp:float')"
+        )
     return [ln.split("\t") for ln in lines]

@@ -20,6 +20,8 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
+from paperworks.core.validate import finite_array, one_of, positive_int
+
 __all__ = ["HashedBowEmbedder", "MiniLMEmbedder", "TextEmbedder", "check_embeddings", "make_embedder"]
 
 
@@ -33,15 +35,26 @@ class TextEmbedder(Protocol):
 
 
 def check_embeddings(x: np.ndarray, name: str, dim: int | None = None) -> np.ndarray:
-    """Validate an ``(n, d)`` embedding matrix: finite, 2-d, expected width. Returns float32."""
-    a = np.asarray(x)
-    if a.ndim != 2:
-        raise ValueError(f"{name}: expected shape (n, d), got {a.shape}")
-    if dim is not None and a.shape[1] != dim:
+    """Validate an ``(n, d)`` embedding matrix: real-valued, finite, 2-d, ``d >= 1``, the expected width
+    ``dim`` when given. Returns float32 (``TypeError`` for strings or objects, ``ValueError`` else)."""
+    if not isinstance(name, str):
+        raise TypeError(f"name: expected the argument's name as a string, got {type(name).__name__}")
+    if isinstance(x, _torch_types()):
+        x = x.detach().cpu().numpy()
+    a = finite_array(x, name, ndim=2, allow_empty=True)
+    if a.shape[1] == 0:
+        raise ValueError(f"{name}: expected at least one embedding dimension, got shape {a.shape}")
+    if dim is not None and a.shape[1] != positive_int(dim, "dim"):
         raise ValueError(f"{name}: expected width {dim}, got {a.shape[1]}")
-    if not np.isfinite(a).all():
-        raise ValueError(f"{name}: expected finite values (found NaN or inf embeddings)")
     return a.astype(np.float32, copy=False)
+
+
+def _torch_types() -> tuple[type, ...]:
+    """``(torch.Tensor,)`` when torch is imported, else ``()`` (embedders return NumPy arrays)."""
+    import sys
+
+    torch = sys.modules.get("torch")
+    return (torch.Tensor,) if torch is not None else ()
 
 
 class _Cached:
@@ -54,10 +67,14 @@ class _Cached:
         """Embed ``texts`` -> ``(len(texts), dim)`` float32, unit rows; cached per text."""
         if isinstance(texts, str):
             raise TypeError("texts: expected a sequence of strings, got one string")
+        if not isinstance(texts, Sequence | np.ndarray):
+            raise TypeError(f"texts: expected a sequence of strings, got {type(texts).__name__}")
         texts = list(texts)
         for i, t in enumerate(texts):
             if not isinstance(t, str):
                 raise TypeError(f"texts[{i}]: expected a string, got {type(t).__name__}")
+            if not t.strip():
+                raise ValueError(f"texts[{i}]: expected a non-empty text (an empty one has no embedding)")
         todo = list(dict.fromkeys(t for t in texts if t not in self.cache))
         if todo:
             new = check_embeddings(self._encode(todo), "embedder output", self.dim)
@@ -75,7 +92,7 @@ class HashedBowEmbedder(_Cached):
     """Signed hashed bag of words (feature hashing, Weinberger et al. 2009), L2-normalised, ``dim`` wide."""
 
     def __init__(self, dim: int = 256) -> None:
-        if isinstance(dim, bool) or not isinstance(dim, int) or dim < 2:
+        if positive_int(dim, "dim") < 2:
             raise ValueError(f"dim: expected an int >= 2, got {dim!r}")
         super().__init__()
         self.dim = dim
@@ -116,6 +133,8 @@ class MiniLMEmbedder(_Cached):
 
     def __init__(self, device: str = "cpu") -> None:
         super().__init__()
+        if not isinstance(device, str) or not (device == "cpu" or device.startswith(("cuda", "mps"))):
+            raise ValueError(f"device: expected 'cpu', 'cuda[:N]' or 'mps', got {device!r}")
         self.device = device
 
     def _encode(self, texts: list[str]) -> np.ndarray:
@@ -131,8 +150,7 @@ _SHARED: dict[str, _Cached] = {}
 
 def make_embedder(kind: str) -> TextEmbedder:
     """A process-wide shared embedder: ``"hash"`` (HashedBowEmbedder(256)) or ``"minilm"``."""
-    if kind not in ("hash", "minilm"):
-        raise ValueError(f"kind: expected 'hash' or 'minilm', got {kind!r}")
+    one_of(kind, "kind", ("hash", "minilm"))
     if kind not in _SHARED:
         _SHARED[kind] = HashedBowEmbedder(256) if kind == "hash" else MiniLMEmbedder()
     return _SHARED[kind]

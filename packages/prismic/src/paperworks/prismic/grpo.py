@@ -22,6 +22,10 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
+from paperworks.core.validate import fraction, nonnegative_float, positive_float, positive_int
+
+from ._checks import float_tensor
+
 __all__ = ["GRPOConfig", "GRPOLoss", "group_advantages", "grpo_loss", "k3_kl"]
 
 
@@ -41,17 +45,13 @@ class GRPOConfig:
 
     def __post_init__(self) -> None:
         for k in ("group_size", "inner_steps", "iterations", "users_per_step"):
-            v = getattr(self, k)
-            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-                raise ValueError(f"{k}: expected a positive int, got {v!r}")
+            positive_int(getattr(self, k), k)
         if self.group_size < 2:
             raise ValueError(f"group_size: GRPO needs groups of >= 2 samples, got {self.group_size}")
-        if not 0.0 < self.clip_eps < 1.0:
-            raise ValueError(f"clip_eps: expected a value in (0, 1), got {self.clip_eps!r}")
-        if self.beta < 0:
-            raise ValueError(f"beta: expected >= 0, got {self.beta!r}")
-        if not self.lr > 0 or not self.adv_eps > 0:
-            raise ValueError(f"lr/adv_eps: expected positive values, got {self.lr!r}, {self.adv_eps!r}")
+        fraction(self.clip_eps, "clip_eps", open_low=True, open_high=True)
+        nonnegative_float(self.beta, "beta")
+        positive_float(self.lr, "lr")
+        positive_float(self.adv_eps, "adv_eps")
 
 
 def group_advantages(rewards: torch.Tensor, eps: float = 1e-4) -> torch.Tensor:
@@ -60,17 +60,45 @@ def group_advantages(rewards: torch.Tensor, eps: float = 1e-4) -> torch.Tensor:
     ``std`` is the population standard deviation over the group (``unbiased=False``); a group whose
     rewards are all equal gets advantage 0. Returns ``(B, G)``.
     """
-    if rewards.ndim != 2 or rewards.shape[1] < 2:
-        raise ValueError(f"rewards: expected shape (n_groups, group_size >= 2), got {tuple(rewards.shape)}")
-    if not torch.isfinite(rewards).all():
-        raise ValueError("rewards: expected finite values (found NaN or inf)")
+    rewards = float_tensor(rewards, "rewards")
+    if rewards.ndim != 2 or rewards.shape[1] < 2 or rewards.shape[0] == 0:
+        raise ValueError(
+            f"rewards: expected shape (n_groups >= 1, group_size >= 2), got {tuple(rewards.shape)}"
+        )
+    return _group_advantages(rewards, positive_float(eps, "eps"))
+
+
+def _group_advantages(rewards: torch.Tensor, eps: float) -> torch.Tensor:
     mean = rewards.mean(1, keepdim=True)
     std = rewards.std(1, unbiased=False, keepdim=True)
     return (rewards - mean) / (std + eps)
 
 
+# log-probabilities may exceed 0 by float rounding only
+_LOGP_SLACK = 1e-5
+
+
+def _check_logp(x: object, name: str) -> torch.Tensor:
+    t = float_tensor(x, name)
+    if t.numel() and t.max() > _LOGP_SLACK:
+        raise ValueError(f"{name}: expected log-probabilities <= 0, got max {float(t.max()):.4g}")
+    return t
+
+
 def k3_kl(logp: torch.Tensor, logp_ref: torch.Tensor) -> torch.Tensor:
-    """Per-token k3 estimate of KL(pi || pi_ref) from samples of pi: ``exp(d) - d - 1``, d = ref - logp."""
+    """Per-token k3 estimate of KL(pi || pi_ref) from samples of pi: ``exp(d) - d - 1``, d = ref - logp.
+
+    ``logp``, ``logp_ref``: log-probabilities (<= 0) of the same shape. Returns that shape, >= 0.
+    """
+    logp, logp_ref = _check_logp(logp, "logp"), _check_logp(logp_ref, "logp_ref")
+    if logp.shape != logp_ref.shape:
+        raise ValueError(
+            f"logp_ref: expected the shape of logp {tuple(logp.shape)}, got {tuple(logp_ref.shape)}"
+        )
+    return _k3(logp, logp_ref)
+
+
+def _k3(logp: torch.Tensor, logp_ref: torch.Tensor) -> torch.Tensor:
     d = logp_ref - logp
     return torch.exp(d) - d - 1.0
 
@@ -91,24 +119,34 @@ def grpo_loss(
     under the current, sampling and reference policies; ``advantages``: ``(B, G)``; ``mask``:
     optional ``(B, G, T)`` (1 = real token), default all ones. ``logp_old``/``logp_ref`` are detached.
     """
-    if logp.ndim != 3:
-        raise ValueError(f"logp: expected shape (B, G, T), got {tuple(logp.shape)}")
+    logp = _check_logp(logp, "logp")
+    if logp.ndim != 3 or logp.numel() == 0:
+        raise ValueError(f"logp: expected a non-empty (B, G, T) tensor, got shape {tuple(logp.shape)}")
+    logp_old, logp_ref = _check_logp(logp_old, "logp_old"), _check_logp(logp_ref, "logp_ref")
     for name, t in (("logp_old", logp_old), ("logp_ref", logp_ref)):
         if t.shape != logp.shape:
             raise ValueError(f"{name}: expected the shape of logp {tuple(logp.shape)}, got {tuple(t.shape)}")
+    advantages = float_tensor(advantages, "advantages")
     if advantages.shape != logp.shape[:2]:
         raise ValueError(f"advantages: expected shape {tuple(logp.shape[:2])}, got {tuple(advantages.shape)}")
-    if mask is None:
-        mask = torch.ones_like(logp)
-    elif mask.shape != logp.shape:
-        raise ValueError(f"mask: expected the shape of logp {tuple(logp.shape)}, got {tuple(mask.shape)}")
-    if not 0.0 < clip_eps < 1.0:
-        raise ValueError(f"clip_eps: expected a value in (0, 1), got {clip_eps!r}")
-    mask = mask.to(logp.dtype)
+    if mask is not None:
+        mask = float_tensor(mask, "mask")
+        if mask.shape != logp.shape:
+            raise ValueError(f"mask: expected the shape of logp {tuple(logp.shape)}, got {tuple(mask.shape)}")
+        if ((mask != 0) & (mask != 1)).any():
+            raise ValueError("mask: expected 0/1 entries (1 = real token)")
+    clip_eps = fraction(clip_eps, "clip_eps", open_low=True, open_high=True)
+    beta = nonnegative_float(beta, "beta")
+    return _grpo_loss(logp, logp_old, logp_ref, advantages, clip_eps=clip_eps, beta=beta, mask=mask)
+
+
+def _grpo_loss(logp, logp_old, logp_ref, advantages, *, clip_eps, beta, mask=None) -> torch.Tensor:
+    """:func:`grpo_loss` without the checks (the consolidator's training loop: no host syncs)."""
+    mask = torch.ones_like(logp) if mask is None else mask.to(logp.dtype)
     ratio = torch.exp(logp - logp_old.detach())
     a = advantages.detach()[..., None]
     surrogate = torch.minimum(ratio * a, torch.clamp(ratio, 1.0 - clip_eps, 1.0 + clip_eps) * a)
-    per_token = surrogate - beta * k3_kl(logp, logp_ref.detach())
+    per_token = surrogate - beta * _k3(logp, logp_ref.detach())
     lengths = mask.sum(-1).clamp_min(1.0)
     per_output = (per_token * mask).sum(-1) / lengths
     return -per_output.mean()
@@ -119,9 +157,8 @@ class GRPOLoss(nn.Module):
 
     def __init__(self, clip_eps: float = 0.2, beta: float = 0.04) -> None:
         super().__init__()
-        if not 0.0 < clip_eps < 1.0:
-            raise ValueError(f"clip_eps: expected a value in (0, 1), got {clip_eps!r}")
-        self.clip_eps, self.beta = clip_eps, beta
+        self.clip_eps = fraction(clip_eps, "clip_eps", open_low=True, open_high=True)
+        self.beta = nonnegative_float(beta, "beta")
 
     def forward(self, logp, logp_old, logp_ref, advantages, mask=None) -> torch.Tensor:
         return grpo_loss(

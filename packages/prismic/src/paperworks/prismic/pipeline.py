@@ -11,9 +11,10 @@ training target ``h_T``:
    with the next-item loss plus the distillation loss to the consolidated query of every prefix (the
    consolidator is a function of the history only, so it labels every prefix without a target).
 
-``score(histories)`` runs only the encoder. ``score_consolidated(histories)`` runs writer + consolidator
-and retrieves with ``q*`` (the "consolidation without distillation" ablation, and what PRISMIC avoids
-at inference).
+``score(histories)`` runs only the encoder; ``score_query_head(histories)`` retrieves with the encoder's
+distilled query alone (``cos(g(h), t_i)``, what distillation trains). ``score_consolidated(histories)``
+runs writer + consolidator and retrieves with ``q*`` (the "consolidation without distillation"
+ablation, the teacher, and what PRISMIC avoids at inference).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from collections.abc import Sequence
 import numpy as np
 import torch
 
+from ._checks import seed_int
 from .consolidator import GRPOConsolidator, consolidate
 from .data import pad_histories
 from .embedding import TextEmbedder, check_embeddings
@@ -45,13 +47,26 @@ def signal_inputs(
     Returns ``(candidates, queries (U, S, d), support (U, S), context (U, d))`` where ``context`` is the
     mean text embedding of each history's items.
     """
+    if not isinstance(writer, QueryWriter):
+        raise TypeError(
+            f"writer: expected a QueryWriter (with write(histories)), got {type(writer).__name__}"
+        )
+    if not isinstance(embedder, TextEmbedder):
+        raise TypeError(f"embedder: expected a TextEmbedder (dim, encode), got {type(embedder).__name__}")
+    item_emb = check_embeddings(item_emb, "item_emb")
+    if len(histories) == 0:
+        raise ValueError("histories: expected at least one history (empty batch)")
     n = item_emb.shape[0]
-    width = max((len(h) for h in histories), default=1)
-    padded = pad_histories(histories, width, n)
+    width = max(len(h) for h in histories)
+    padded = pad_histories(histories, max(width, 1), n)
     cands = writer.write(padded)
     if signals is not None:
         cands = cands.select(signals)
     queries = torch.as_tensor(cands.embed(embedder))
+    if queries.shape[2] != item_emb.shape[1]:
+        raise ValueError(
+            f"item_emb: expected width {queries.shape[2]} (the embedder's), got {item_emb.shape[1]}"
+        )
     table = torch.as_tensor(np.vstack([np.zeros((1, item_emb.shape[1]), np.float32), item_emb]))
     p = torch.as_tensor(padded)
     context = table[p].sum(1) / (p > 0).sum(1, keepdim=True)
@@ -59,8 +74,9 @@ def signal_inputs(
 
 
 class Prismic:
-    """PRISMIC recommender (module docstring). Fitted: ``item_emb_``, ``consolidator_``, ``recommender_``,
-    ``signals_`` (the signals offered to the consolidator)."""
+    """PRISMIC recommender (module docstring). ``device``: where the consolidator and the encoder train
+    and score (a torch device string; default the CPU). Fitted: ``item_emb_``, ``consolidator_``,
+    ``recommender_``, ``signals_`` (the signals offered to the consolidator)."""
 
     def __init__(
         self,
@@ -71,11 +87,27 @@ class Prismic:
         encoder: EncoderConfig | None = None,
         signals: Sequence[str] | None = None,
         seed: int = 0,
+        device: str = "cpu",
     ) -> None:
+        if not isinstance(writer, QueryWriter):
+            raise TypeError(
+                f"writer: expected a QueryWriter (with write(histories)), got {type(writer).__name__}"
+            )
+        if not isinstance(embedder, TextEmbedder):
+            raise TypeError(f"embedder: expected a TextEmbedder (dim, encode), got {type(embedder).__name__}")
+        if grpo is not None and not isinstance(grpo, GRPOConfig):
+            raise TypeError(f"grpo: expected a GRPOConfig, got {type(grpo).__name__}")
+        if encoder is not None and not isinstance(encoder, EncoderConfig):
+            raise TypeError(f"encoder: expected an EncoderConfig, got {type(encoder).__name__}")
+        if isinstance(signals, str):
+            raise TypeError("signals: expected a sequence of signal names, got one string")
+        if signals is not None and (len(signals) == 0 or not all(isinstance(x, str) for x in signals)):
+            raise ValueError(f"signals: expected a non-empty sequence of signal names, got {signals!r}")
         self.writer, self.embedder = writer, embedder
         self.grpo, self.encoder = grpo or GRPOConfig(), encoder or EncoderConfig()
         self.signals = None if signals is None else tuple(signals)
-        self.seed = seed
+        self.seed = seed_int(seed)
+        self.device = str(torch.device(device))
 
     def fit(
         self,
@@ -87,8 +119,13 @@ class Prismic:
         """Fit on ``histories`` (each ending with its training target). ``valid_targets``: the item after
         each whole history, used only for the encoder's early stopping (see
         :meth:`SequentialRecommender.fit`); the consolidator never sees it."""
+        if isinstance(item_texts, str):
+            raise TypeError("item_texts: expected a sequence of strings, got one string")
         if len(histories) == 0:
             raise ValueError("histories: expected at least one training history (empty batch)")
+        for u, h in enumerate(histories):
+            if np.ndim(h) != 1:
+                raise ValueError(f"histories[{u}]: expected a 1-d sequence of item ids, got {h!r}"[:200])
         short = [u for u, h in enumerate(histories) if len(h) < 2]
         if short:
             raise ValueError(
@@ -99,9 +136,12 @@ class Prismic:
         targets = np.array([h[-1] for h in histories], dtype=np.int64)
         cands, q, s, c = signal_inputs(self.writer, self.embedder, inputs, item_emb, self.signals)
         self.signals_ = cands.signals
-        self.consolidator_ = GRPOConsolidator(self.grpo, seed=self.seed).fit(q, s, c, item_emb, targets)
+        self.consolidator_ = GRPOConsolidator(self.grpo, seed=self.seed, device=self.device).fit(
+            q, s, c, item_emb, targets
+        )
         self.item_emb_ = item_emb
-        self.recommender_ = SequentialRecommender("sasrec", self.encoder, seed=self.seed).fit(
+        rec = SequentialRecommender("sasrec", self.encoder, seed=self.seed, device=self.device)
+        self.recommender_ = rec.fit(
             histories, item_emb, self.prefix_targets(inputs), valid_targets=valid_targets
         )
         return self
@@ -135,6 +175,12 @@ class Prismic:
         """Encoder-only scores ``(U, N)`` (column ``i - 1`` = item ``i``): no writer, no consolidator."""
         self._fitted()
         return self.recommender_.score(histories)
+
+    def score_query_head(self, histories: Sequence[np.ndarray]) -> torch.Tensor:
+        """Scores ``(U, N)`` of the encoder's distilled query alone, ``cos(g(h), t_i)``: the student's
+        retrieval, to set beside the teacher's (:meth:`score_consolidated`)."""
+        self._fitted()
+        return self.recommender_.score_query_head(histories)
 
     def consolidated(
         self, histories: Sequence[np.ndarray]

@@ -26,6 +26,8 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
+from paperworks.core.validate import positive_int
+
 from .embedding import TextEmbedder, check_embeddings
 
 __all__ = ["CandidateQueries", "QueryWriter", "TemplateQueryWriter"]
@@ -59,12 +61,16 @@ class CandidateQueries:
 
     def query(self, user: int, signal: str) -> str:
         """The text of one user's query for one signal."""
+        if isinstance(user, bool) or not isinstance(user, int | np.integer) or not 0 <= user < self.n_users:
+            raise ValueError(f"user: expected an int in 0..{self.n_users - 1}, got {user!r}")
         if signal not in self.signals:
             raise KeyError(f"signal: unknown {signal!r}; expected one of {self.signals}")
         return self.texts[self.index[user, self.signals.index(signal)]]
 
     def select(self, signals: Sequence[str]) -> CandidateQueries:
         """The same queries restricted to ``signals`` (in that order)."""
+        if isinstance(signals, str):
+            raise TypeError("signals: expected a sequence of signal names, got one string")
         unknown = [s for s in signals if s not in self.signals]
         if unknown or not signals:
             raise ValueError(f"signals: expected a non-empty subset of {self.signals}, got {list(signals)}")
@@ -73,6 +79,8 @@ class CandidateQueries:
 
     def embed(self, embedder: TextEmbedder) -> np.ndarray:
         """Query embeddings ``(U, S, d)`` float32 (each distinct text embedded once)."""
+        if not isinstance(embedder, TextEmbedder):
+            raise TypeError(f"embedder: expected a TextEmbedder (dim, encode), got {type(embedder).__name__}")
         table = check_embeddings(embedder.encode(list(self.texts)), "query embeddings")
         return table[self.index]
 
@@ -100,15 +108,25 @@ class TemplateQueryWriter:
         facet_names: Sequence[str],
         session_len: int = 4,
     ) -> None:
+        for arg, v in (
+            ("item_texts", item_texts),
+            ("item_facets", item_facets),
+            ("facet_names", facet_names),
+        ):
+            if isinstance(v, str) or not isinstance(v, Sequence | np.ndarray):
+                raise TypeError(f"{arg}: expected a sequence, got {type(v).__name__}")
+        if any(not isinstance(t, str) for t in item_texts):
+            raise TypeError("item_texts: expected a sequence of strings")
+        if any(not isinstance(f, str) for f in facet_names):
+            raise TypeError("facet_names: expected a sequence of strings")
         if len(item_texts) == 0 or len(item_facets) != len(item_texts):
             raise ValueError(
                 f"item_facets: expected one facet tuple per item ({len(item_texts)}), got {len(item_facets)}"
             )
         n_f = len(facet_names)
-        if n_f == 0 or any(len(f) != n_f for f in item_facets):
+        if n_f == 0 or any(isinstance(f, str) or np.ndim(f) != 1 or len(f) != n_f for f in item_facets):
             raise ValueError(f"item_facets: expected {n_f} values per item (facet_names={list(facet_names)})")
-        if isinstance(session_len, bool) or not isinstance(session_len, int) or session_len < 1:
-            raise ValueError(f"session_len: expected a positive int, got {session_len!r}")
+        session_len = positive_int(session_len, "session_len")
         self.item_texts = tuple(item_texts)
         self.facet_names = tuple(facet_names)
         self.session_len = session_len
@@ -134,13 +152,18 @@ class TemplateQueryWriter:
         return ("recent", *(f"session_{x}" for x in f), *(f"long_{x}" for x in f), "first")
 
     def write(self, histories: np.ndarray) -> CandidateQueries:
-        h = np.asarray(histories)
+        try:
+            h = np.asarray(histories)
+        except ValueError:
+            raise ValueError(
+                "histories: expected a rectangular (n_users, max_len) id array (use pad_histories)"
+            ) from None
         if h.ndim != 2 or h.shape[0] == 0:
             raise ValueError(
                 f"histories: expected a non-empty (n_users, max_len) id array, got shape {h.shape}"
             )
         if not np.issubdtype(h.dtype, np.integer):
-            raise ValueError(f"histories: expected integer item ids, got dtype {h.dtype}")
+            raise TypeError(f"histories: expected integer item ids, got dtype {h.dtype}")
         if h.min() < 0 or h.max() > len(self.item_texts):
             raise ValueError(
                 f"histories: unknown item id (expected 0 = padding or 1..{len(self.item_texts)})"
