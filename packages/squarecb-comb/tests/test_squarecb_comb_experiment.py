@@ -128,3 +128,19 @@ def test_quick_regret_is_sublinear_with_slope_near_half(report) -> None:
     assert s["regret_squarecb_comb_m3_A100"] < s["regret_perarm_squarecb_m3_A100"]
     assert all(math.isfinite(v) for v in s.values())
     assert all(v >= 0 for k, v in s.items() if "regret" in k)
+
+
+def test_figure_is_written_from_the_report_alone(report, tmp_path) -> None:
+    pytest.importorskip("matplotlib")
+    # a fresh experiment: the figure draws only from report.per_seed (as for a committed report.json)
+    names = SquareCBCombExperiment().figures(report, tmp_path)
+    assert names == ["regret_vs_T.png"]
+    png = tmp_path / names[0]
+    assert png.stat().st_size > 20_000 and png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_figures_skip_cleanly_without_matplotlib(report, tmp_path, monkeypatch) -> None:
+    import paperworks.squarecb_comb.experiments as ex
+
+    monkeypatch.setattr(ex, "optional_pyplot", lambda: None)
+    assert SquareCBCombExperiment().figures(report, tmp_path) == [] and not any(tmp_path.iterdir())

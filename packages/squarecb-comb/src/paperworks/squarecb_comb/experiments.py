@@ -376,25 +376,209 @@ class SquareCBCombExperiment(Experiment):
         }
 
     def figures(self, report: Report, folder: Path) -> list[str]:
+        """``regret_vs_T.png``: a 2 x 2 grid drawn from ``report.per_seed`` (every seed shown).
+
+        (a) SquareCB.Comb's cumulative regret against the round (geometric mean over ``(m, A)``, the
+        slope claim's quantity): one thin line per seed, the seeds' min-max band, their mean, and a
+        slope-0.5 reference drawn below it; (b) final regret ``R_T`` of every method against ``m A``:
+        per-seed points, means joined, with a slope-0.5 reference; (c) SquareCB.Comb's per-configuration
+        slope in ``T`` per seed, against the claim's band; (d) per seed and configuration,
+        ``R_T(SquareCB.Comb) / min over baselines R_T`` (the paired ratio of the comparison claim).
+        """
         plt = optional_pyplot()
-        if plt is None:
+        if plt is None or not report.per_seed:
             return []
-        if not self._curves or self._checkpoints.size == 0:
-            return []
-        grid = self.config(report.quick).grid
-        fig, axes = plt.subplots(1, len(grid), figsize=(4 * len(grid), 3.4))
-        for ax, (m, A) in zip(np.atleast_1d(axes), grid):
-            for name in METHODS:
-                curves = [self._curves.get(f"{name}_{_tag(m, A)}", {}).get(s) for s in report.seeds]
-                if all(c is not None for c in curves):
-                    ax.loglog(self._checkpoints, np.mean(curves, axis=0), marker=".", label=name)
-            t = self._checkpoints.astype(float)
-            ours = np.mean([self._curves[f"squarecb_comb_{_tag(m, A)}"][s] for s in report.seeds], axis=0)
-            ax.loglog(t, ours[-1] * np.sqrt(t / t[-1]), "k--", lw=0.8, label="sqrt(T) reference")
-            ax.set_title(f"m={m}, A={A}")
-            ax.set_xlabel("T")
-        np.atleast_1d(axes)[0].set_ylabel("cumulative regret")
-        np.atleast_1d(axes)[0].legend(fontsize=7)
+        from matplotlib.ticker import FixedLocator, FuncFormatter, LogLocator, NullFormatter
+
+        cfg = self.config(report.quick)
+        rc = report.config or {}
+        grid = [tuple(int(x) for x in cell) for cell in rc.get("grid", cfg.grid)]
+        horizon = int(rc.get("horizon", cfg.horizon))
+        per_seed = report.per_seed
+        n = len(per_seed)
+        plain = FuncFormatter(lambda v, _: f"{v:g}")
+
+        def log_y(ax) -> None:
+            ax.set_yscale("log")
+            lo, hi = ax.get_ylim()
+            decades = np.log10(hi / lo)  # denser labels on a short axis, sparser on a long one
+            subs = (
+                (1.0, 1.5, 2.0, 3.0, 5.0, 7.0)
+                if decades < 1.2
+                else (1.0, 2.0, 5.0)
+                if decades < 3
+                else (1.0,)
+            )
+            ax.yaxis.set_major_locator(LogLocator(base=10, subs=subs))
+            ax.yaxis.set_major_formatter(plain)
+            ax.yaxis.set_minor_formatter(NullFormatter())
+
+        def log_x(ax, ticks) -> None:
+            ax.set_xscale("log")
+            ax.xaxis.set_major_locator(FixedLocator(ticks))
+            ax.xaxis.set_major_formatter(plain)
+            ax.xaxis.set_minor_formatter(NullFormatter())
+
+        fig, axes = plt.subplots(2, 2, figsize=(10.5, 8.0))
+        (ax_t, ax_ma), (ax_sl, ax_ra) = axes
+        colors = dict(zip(METHODS, plt.rcParams["axes.prop_cycle"].by_key()["color"]))
+        markers = dict(zip(METHODS, ("o", "s", "^", "v", "D")))
+        styles = dict(zip(METHODS, ("-", "--", "-.", ":", (0, (5, 1, 1, 1)))))
+        rng = np.random.default_rng(0)  # horizontal jitter of per-seed points only
+
+        # (a) the slope claim's curve
+        t = np.array([horizon * p / 1000 for p in REGRET_PERMILLE])
+        curves = np.array(
+            [[s[f"regret_geomean_at_{p}permille_T"] for p in REGRET_PERMILLE] for s in per_seed]
+        )
+        ours_c = colors["squarecb_comb"]
+        for i, c in enumerate(curves):
+            ax_t.plot(t, c, color=ours_c, lw=0.7, alpha=0.45, label="one seed" if i == 0 else None)
+        if n > 1:
+            ax_t.fill_between(
+                t, curves.min(0), curves.max(0), color=ours_c, alpha=0.15, lw=0, label="seed range"
+            )
+        mean = np.exp(np.log(curves).mean(0))
+        slopes = [loglog_slope(t, c) for c in curves]
+        ax_t.plot(
+            t,
+            mean,
+            color=ours_c,
+            lw=2.2,
+            marker="o",
+            ms=4,
+            zorder=5,
+            label=f"SquareCB.Comb, geo. mean of {n} seed(s) (mean slope {np.mean(slopes):.2f})",
+        )
+        ax_t.plot(
+            t,
+            0.6 * mean[0] * np.sqrt(t / t[0]),
+            color="0.35",
+            ls="--",
+            lw=1.2,
+            zorder=2,
+            label="slope 0.5 (sqrt T) reference, drawn below",
+        )
+        log_x(ax_t, [x for x in (50, 100, 200, 500, 1000, 2000, 5000, 10000, 20000) if t[0] <= x <= t[-1]])
+        log_y(ax_t)
+        ax_t.set_xlabel("round t (log scale)")
+        ax_t.set_ylabel("cumulative regret (expected reward lost)")
+        ax_t.set_title("(a) SquareCB.Comb regret vs t, geo. mean over (m, A)", fontsize=10)
+        ax_t.legend(fontsize=7, loc="upper left")
+
+        # (b) final regret of every method against m A
+        mA = np.array([m * A for m, A in grid], dtype=float)
+        for k, name in enumerate(METHODS):
+            keys = [f"regret_{name}_{_tag(m, A)}" for m, A in grid]
+            if not all(key in per_seed[0] for key in keys):
+                continue
+            vals = np.array([[s[key] for key in keys] for s in per_seed])
+            shift = 10 ** (0.025 * (k - 2))  # methods side by side at each m A
+            x = mA * shift
+            jit = 10 ** rng.uniform(-0.008, 0.008, size=vals.shape)
+            ax_ma.scatter(x * jit, vals, s=14, color=colors[name], marker=markers[name], alpha=0.6, lw=0)
+            ax_ma.plot(
+                x,
+                np.exp(np.log(vals).mean(0)),
+                color=colors[name],
+                marker=markers[name],
+                ls=styles[name],
+                lw=2.0 if name == "squarecb_comb" else 1.2,
+                ms=5,
+                zorder=5 if name == "squarecb_comb" else 3,
+                label=name,
+            )
+        ours_final = np.array([[s[f"regret_squarecb_comb_{_tag(m, A)}"] for m, A in grid] for s in per_seed])
+        g0 = float(np.exp(np.log(ours_final[:, 0]).mean()))
+        ax_ma.plot(
+            mA,
+            0.5 * g0 * np.sqrt(mA / mA[0]),
+            color="0.35",
+            ls="--",
+            lw=1.2,
+            zorder=2,
+            label="slope 0.5 (sqrt mA) reference",
+        )
+        log_x(ax_ma, list(mA))
+        ax_ma.set_yscale("log")
+        lo, hi = ax_ma.get_ylim()
+        ax_ma.set_ylim(lo, hi * (hi / lo) ** 0.35)  # headroom so the legend covers no data
+        log_y(ax_ma)
+        ax_ma.set_xlabel("m A (arms chosen x arms; log scale)")
+        ax_ma.set_ylabel(f"final cumulative regret R_T, T = {horizon}")
+        ax_ma.set_title("(b) R_T per method: seeds as dots, lines join geo. means", fontsize=10)
+        ax_ma.legend(fontsize=7, loc="upper left", ncol=2)
+
+        # (c) per-configuration slope in T, per seed
+        idx = np.arange(len(grid))
+        labels = [f"({m}, {A})" for m, A in grid]
+        claim = next(c for c in self.claims if c.key == "regret_sqrt_T")
+        lo, hi = claim.band  # type: ignore[union-attr]
+        ax_sl.axhspan(lo, hi, color="0.92", zorder=0, label=f"claim band [{lo}, {hi}]")
+        ax_sl.axhline(0.5, color="0.35", ls="--", lw=1.0, zorder=1, label="0.5 (sqrt T)")
+        sl = np.array([[s[f"slope_T_{_tag(m, A)}"] for m, A in grid] for s in per_seed])
+        for j in idx:
+            ax_sl.scatter(
+                j + rng.uniform(-0.08, 0.08, n),
+                sl[:, j],
+                s=16,
+                color=ours_c,
+                alpha=0.6,
+                lw=0,
+                label="one seed" if j == 0 else None,
+                zorder=3,
+            )
+        ax_sl.plot(idx, sl.mean(0), color=ours_c, marker="_", ms=18, mew=2, ls="none", label="mean", zorder=4)
+        ax_sl.set_xticks(idx, labels)
+        ax_sl.set_xlim(-0.5, len(grid) - 0.5)
+        ax_sl.set_xlabel("configuration (m, A)")
+        ax_sl.set_ylabel("log-log slope of regret in T (unitless)")
+        ax_sl.set_title("(c) SquareCB.Comb slope in T, per configuration", fontsize=10)
+        ax_sl.legend(fontsize=7, loc="best")
+
+        # (d) paired ratio to the best baseline, per seed and configuration
+        base = [b for b in BASELINES if f"regret_{b}_{_tag(*grid[0])}" in per_seed[0]]
+        ratio = np.array(
+            [
+                [
+                    s[f"regret_squarecb_comb_{_tag(m, A)}"] / min(s[f"regret_{b}_{_tag(m, A)}"] for b in base)
+                    for m, A in grid
+                ]
+                for s in per_seed
+            ]
+        )
+        ax_ra.axhline(1.0, color="0.35", ls="--", lw=1.0, zorder=1, label="1 (equal to best baseline)")
+        for j in idx:
+            ax_ra.scatter(
+                j + rng.uniform(-0.08, 0.08, n),
+                ratio[:, j],
+                s=16,
+                color=ours_c,
+                alpha=0.6,
+                lw=0,
+                label="one seed" if j == 0 else None,
+                zorder=3,
+            )
+        ax_ra.plot(
+            idx,
+            np.exp(np.log(ratio).mean(0)),
+            color=ours_c,
+            marker="_",
+            ms=18,
+            mew=2,
+            ls="none",
+            label="geo. mean",
+            zorder=4,
+        )
+        ax_ra.set_xticks(idx, labels)
+        ax_ra.set_xlim(-0.5, len(grid) - 0.5)
+        log_y(ax_ra)
+        ax_ra.set_xlabel("configuration (m, A)")
+        ax_ra.set_ylabel("R_T(SquareCB.Comb) / min baseline R_T (ratio)")
+        ax_ra.set_title("(d) regret ratio to the best baseline (below 1: better)", fontsize=10)
+        ax_ra.legend(fontsize=7, loc="best")
+
+        fig.suptitle(f"SquareCB.Comb, {'quick' if report.quick else 'full'} run, {n} seed(s)", fontsize=11)
         fig.tight_layout()
         folder = Path(folder)
         folder.mkdir(parents=True, exist_ok=True)
