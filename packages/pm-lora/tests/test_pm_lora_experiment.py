@@ -75,3 +75,18 @@ def test_run_config_validation():
         PMLoRARunConfig(train={"steps": 3})
     with pytest.raises(ValueError, match="steps"):
         PMLoRARunConfig(train=TrainConfig(steps=0))
+
+
+def test_quick_figure_is_a_non_empty_png(quick_report, tmp_path):
+    pytest.importorskip("matplotlib")
+    names = PMLoRAExperiment().figures(quick_report, tmp_path)
+    assert names == ["params_vs_tasks.png"]
+    png = tmp_path / names[0]
+    assert png.stat().st_size > 20_000 and png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_figures_skip_cleanly_without_matplotlib(quick_report, tmp_path, monkeypatch):
+    import paperworks.pm_lora.experiments as ex
+
+    monkeypatch.setattr(ex, "optional_pyplot", lambda: None)
+    assert PMLoRAExperiment().figures(quick_report, tmp_path) == [] and not any(tmp_path.iterdir())

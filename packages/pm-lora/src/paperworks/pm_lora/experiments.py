@@ -269,18 +269,176 @@ class PMLoRAExperiment(Experiment):
         }
 
     def figures(self, report: Report, folder: Path) -> list[str]:
+        """One 2 x 2 figure, ``params_vs_tasks.png``, every panel drawn from ``report.per_seed``.
+
+        (a) stored adapter parameters vs tasks (one marker per seed; O-LoRA and per-task LoRA store
+        the same count, so they are told apart by marker, line style and a small offset); (b) average
+        accuracy and (c) backward transfer after the last task, one point per seed and the mean;
+        (d) the two comparative claims' paired per-seed differences with their 95% interval and the
+        predicate's threshold.
+        """
         plt = optional_pyplot()
         if plt is None:
             return []
-        fig, ax = plt.subplots(figsize=(5, 3.5))
-        tasks = self.config(report.quick).scaling_tasks
-        for name in ("pm_lora", "o_lora", "per_task_lora"):
-            ys = [report.summary[f"{name}_params_at_{n}"].mean for n in tasks]
-            ax.plot(tasks, ys, marker="o", label=LABELS[name])
-        ax.set_xlabel("tasks")
-        ax.set_ylabel("stored adapter parameters")
-        ax.legend()
+        run = self.config(report.quick)
+        seeds = report.per_seed
+        fig, axes = plt.subplots(2, 2, figsize=(11, 8))
+        _params_panel(axes[0, 0], seeds, run.scaling_tasks)
+        _per_seed_panel(
+            axes[0, 1],
+            seeds,
+            ("backbone", *METHODS),
+            "acc",
+            f"average accuracy after task {run.n_tasks} (fraction correct)",
+            "(b) average accuracy, per seed",
+        )
+        _per_seed_panel(
+            axes[1, 0],
+            seeds,
+            METHODS,
+            "bwt",
+            "backward transfer (accuracy change, higher = less forgetting)",
+            "(c) backward transfer, per seed",
+        )
+        _claims_panel(axes[1, 1], report)
+        fig.suptitle(
+            f"PM-LoRA on a {run.n_tasks}-task permuted-digits stream ({len(seeds)} seed"
+            f"{'s' if len(seeds) != 1 else ''}{', quick run' if report.quick else ''})"
+        )
         fig.tight_layout()
         fig.savefig(folder / "params_vs_tasks.png", dpi=120)
         plt.close(fig)
         return ["params_vs_tasks.png"]
+
+
+# colours and markers per method, shared by every panel
+_STYLE = {
+    "backbone": {"color": "0.45", "marker": "x"},
+    "pm_lora": {"color": "C0", "marker": "o"},
+    "seq_lora": {"color": "C1", "marker": "D"},
+    "o_lora": {"color": "C2", "marker": "s"},
+    "per_task_lora": {"color": "C3", "marker": "^"},
+}
+_LABELS = {"backbone": "backbone, no adapter", **LABELS}
+
+
+def _jitter(n: int, width: float) -> np.ndarray:
+    """Deterministic offsets that spread ``n`` per-seed points over ``[-width, width]``."""
+    return np.zeros(1) if n == 1 else np.linspace(-width, width, n)
+
+
+def _params_panel(ax, per_seed: list[dict[str, float]], tasks: tuple[int, ...]) -> None:
+    # O-LoRA and per-task LoRA keep one rank-r adapter per task: identical counts, so they get
+    # their own marker, a dashed line and a small horizontal offset to stay visible.
+    offsets = {"pm_lora": 0.0, "o_lora": -0.25, "per_task_lora": 0.25}
+    lines = {"pm_lora": "-", "o_lora": "-", "per_task_lora": "--"}
+    x = np.asarray(tasks, dtype=float)
+    for name in ("pm_lora", "o_lora", "per_task_lora"):
+        st = _STYLE[name]
+        ys = np.array([[m[f"{name}_params_at_{n}"] for n in tasks] for m in per_seed])
+        dx = offsets[name]
+        ax.plot(
+            x + dx,
+            ys.mean(0),
+            linestyle=lines[name],
+            color=st["color"],
+            lw=1.5,
+            marker=st["marker"],
+            ms=5,
+            mfc="none" if name == "per_task_lora" else st["color"],
+            label=LABELS[name],
+        )
+        for i, j in enumerate(_jitter(len(ys), 0.12)):
+            ax.scatter(
+                x + dx + j,
+                ys[i],
+                marker=st["marker"],
+                s=28,
+                facecolors="none" if name == "per_task_lora" else st["color"],
+                edgecolors=st["color"],
+                zorder=3,
+            )
+    ax.set_xticks(list(tasks))
+    ax.set_xlabel("tasks learned (count)")
+    ax.set_ylabel("stored adapter parameters (count)")
+    ax.set_title("(a) stored adapter parameters vs tasks")
+    ax.set_ylim(bottom=0)
+    ax.grid(alpha=0.3)
+    ax.legend(loc="upper left", fontsize=8, title="one marker per seed", title_fontsize=8)
+    ax.text(
+        0.98,
+        0.04,
+        "O-LoRA = per-task LoRA (same count, offset ±0.25);\ncounts fixed by design: no spread over seeds",
+        transform=ax.transAxes,
+        ha="right",
+        va="bottom",
+        fontsize=7,
+        color="0.3",
+    )
+
+
+def _per_seed_panel(
+    ax, per_seed: list[dict[str, float]], names: tuple[str, ...], metric: str, xlabel: str, title: str
+) -> None:
+    from matplotlib.lines import Line2D  # only reached once optional_pyplot() found matplotlib
+
+    # methods on the y axis (no overlapping tick labels), one point per seed, a bar at the mean
+    ys = np.arange(len(names))[::-1]
+    for y, name in zip(ys, names, strict=True):
+        st = _STYLE[name]
+        v = np.array([m[f"{name}_{metric}"] for m in per_seed])
+        ax.scatter(v, y + _jitter(len(v), 0.18), color=st["color"], marker=st["marker"], s=30, zorder=3)
+        ax.plot([v.mean()] * 2, [y - 0.32, y + 0.32], color=st["color"], lw=2.5)
+    ax.set_yticks(ys, [_LABELS[n] for n in names], fontsize=8)
+    ax.set_ylim(-0.6, len(names) - 0.4)
+    ax.set_xlabel(xlabel, fontsize=9)
+    ax.set_title(title)
+    ax.grid(axis="x", alpha=0.3)
+    ax.legend(
+        handles=[
+            Line2D([], [], ls="none", marker="o", color="0.4", label="one seed"),
+            Line2D([], [], ls="none", marker="|", ms=12, mew=2.5, color="0.4", label="mean over seeds"),
+        ],
+        loc="upper right",
+        fontsize=7,
+    )
+
+
+def _claims_panel(ax, report: Report) -> None:
+    from matplotlib.lines import Line2D  # only reached once optional_pyplot() found matplotlib
+
+    # the comparative claims as judged: paired per-seed differences, 95% interval, threshold
+    rows = [
+        ("less_forgetting", "PM-LoRA - SeqLoRA\nbackward transfer", "C1"),
+        ("acc_vs_olora", "PM-LoRA - O-LoRA\naverage accuracy", "C2"),
+    ]
+    results = {r.claim.key: r for r in report.claims}
+    ticks = []
+    for y, (key, label, color) in zip((1, 0), rows, strict=True):
+        r = results[key]
+        v = np.asarray(r.values, dtype=float)
+        ax.scatter(v, y + 0.1 + _jitter(len(v), 0.12), color=color, s=30, zorder=3)
+        if r.lo is not None:
+            xerr = [[r.estimate - r.lo], [r.hi - r.estimate]]
+            ax.errorbar(r.estimate, y - 0.2, xerr=xerr, fmt="o", color="k", capsize=4, ms=4)
+        else:
+            ax.plot(r.estimate, y - 0.2, "o", color="k", ms=4)
+        thr = r.claim.threshold
+        ax.plot([thr, thr], [y - 0.4, y + 0.4], color="k", ls=":", lw=1.2)
+        ax.text(thr, y + 0.42, f"{r.claim.op} {thr:g}", ha="center", va="bottom", fontsize=7)
+        ticks.append(f"{label}\nverdict: {r.verdict}")
+    ax.set_yticks([1, 0], ticks, fontsize=8)
+    ax.set_ylim(-0.6, 2.3)  # room above for the legend
+    ax.margins(x=0.1)  # keep the threshold labels inside the panel
+    ax.set_xlabel("paired difference per seed (accuracy, fraction)", fontsize=9)
+    ax.set_title("(d) comparative claims, paired per seed")
+    ax.grid(axis="x", alpha=0.3)
+    ax.legend(
+        handles=[
+            Line2D([], [], ls="none", marker="o", color="0.4", label="one seed (paired difference)"),
+            Line2D([], [], marker="o", ms=4, color="k", label="mean, 95% interval over seeds"),
+            Line2D([], [], ls=":", color="k", label="claim threshold"),
+        ],
+        loc="upper left",
+        fontsize=7,
+    )
