@@ -78,3 +78,20 @@ def test_quick_verdicts_with_one_seed(report):
             assert r.verdict == INCONCLUSIVE_1_SEED and r.lo is None, key
     # the estimate of the near-tautological rate claim is on the expected side
     assert res["synth_balance_rate"].estimate > 0.0
+
+
+def test_quick_figures_write_non_empty_pngs(report, tmp_path):
+    pytest.importorskip("matplotlib")
+    names = MaxMinMTLExperiment().figures(report, tmp_path)
+    assert names == ["toy_trajectories.png", "mtl_delta_m.png", "paired_claims.png"]
+    for name in names:
+        data = (tmp_path / name).read_bytes()
+        assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 10_000, name
+
+
+def test_figures_skip_without_matplotlib(report, tmp_path, monkeypatch):
+    import paperworks.maxmin_mtl.experiments as ex
+
+    monkeypatch.setattr(ex, "optional_pyplot", lambda: None)
+    assert MaxMinMTLExperiment().figures(report, tmp_path) == []
+    assert not any(tmp_path.iterdir())

@@ -308,24 +308,162 @@ class MaxMinMTLExperiment(Experiment):
         return tabs
 
     def figures(self, report: Report, folder: Path) -> list[str]:
+        """Three figures: the toy's trajectories (a 2 x 4 grid), the per-seed delta-m% of every
+        method on both data sets, and the per-seed paired claim quantities with their 95% intervals."""
         plt = optional_pyplot()
         if plt is None:
             return []
+        folder = Path(folder)
+        names = []
+        for name, draw in (
+            ("toy_trajectories.png", self._fig_toy),
+            ("mtl_delta_m.png", self._fig_delta_m),
+            ("paired_claims.png", self._fig_paired),
+        ):
+            fig = draw(plt, report)
+            fig.savefig(folder / name, dpi=110)
+            plt.close(fig)
+            names.append(name)
+        return names
+
+    def _fig_toy(self, plt, report: Report):
         toy = self.toy_results(report.quick)
         front = pareto_front()
-        fig, axes = plt.subplots(1, len(METHODS), figsize=(3.2 * len(METHODS), 3.2), sharex=True, sharey=True)
-        for ax, m in zip(axes, METHODS):
-            ax.plot(front[:, 0], front[:, 1], color="0.6", lw=3, label="Pareto front")
+        starts = np.asarray(TOY_STARTS)
+        colours = plt.get_cmap("tab10").colors
+        fig, axes = plt.subplots(2, 4, figsize=(13, 6.8), sharex=True, sharey=True)
+        flat = axes.ravel()
+        for ax, m in zip(flat, METHODS):
+            ax.plot(front[:, 0], front[:, 1], color="0.6", lw=4, alpha=0.7, zorder=1)
             L = toy[m].losses
             for s in range(L.shape[1]):
-                ax.plot(L[:, s, 0], L[:, s, 1], lw=1)
-                ax.plot(L[0, s, 0], L[0, s, 1], "k.", ms=5)
-                ax.plot(L[-1, s, 0], L[-1, s, 1], "r*", ms=7)
-            ax.set_title(m)
-            ax.set_xlabel("loss 1 (x0.1)")
-        axes[0].set_ylabel("loss 2")
+                ax.plot(L[:, s, 0], L[:, s, 1], lw=1.2, color=colours[s], zorder=2)
+                ax.plot(L[0, s, 0], L[0, s, 1], "o", color="k", ms=4, zorder=3)
+                ax.plot(L[-1, s, 0], L[-1, s, 1], "*", color=colours[s], mec="k", mew=0.6, ms=10, zorder=4)
+            on = round(report.per_seed[0][f"toy_{m}_front_fraction"] * L.shape[1])
+            ax.set_title(f"{m}: {on}/{L.shape[1]} starts end on the front", fontsize=10)
+            ax.grid(alpha=0.3)
+        for ax in (*axes[1, :3], axes[0, 3]):  # the last bottom slot holds the key
+            ax.set_xlabel("task-1 loss (scaled x0.1, dimensionless)")
+            ax.xaxis.set_tick_params(labelbottom=True)
+        for ax in axes[:, 0]:
+            ax.set_ylabel("task-2 loss (dimensionless)")
+        key = flat[-1]
+        key.axis("off")
+        handles = [plt.Line2D([], [], color="0.6", lw=4, alpha=0.7, label="Pareto front")]
+        handles += [
+            plt.Line2D([], [], color=colours[s], lw=1.2, label=f"start ({x:g}, {y:g})")
+            for s, (x, y) in enumerate(starts)
+        ]
+        handles += [
+            plt.Line2D([], [], ls="", marker="o", color="k", ms=4, label="start point"),
+            plt.Line2D([], [], ls="", marker="*", color="w", mec="k", ms=10, label="end point"),
+        ]
+        key.legend(handles=handles, loc="center", frameon=False, fontsize=9)
+        steps = self.config(report.quick).toy_steps
+        fig.suptitle(
+            f"Two-task toy, Adam for {steps} steps from 5 starts (deterministic: the same for every seed)",
+            fontsize=11,
+        )
         fig.tight_layout()
-        name = "toy_trajectories.png"
-        fig.savefig(folder / name, dpi=110)
-        plt.close(fig)
-        return [name]
+        return fig
+
+    @staticmethod
+    def _seed_points(ax, x: float, vals: np.ndarray, colour, marker: str = "o") -> None:
+        """Per-seed points (spread sideways) and their mean as a short bar."""
+        off = np.linspace(-0.18, 0.18, len(vals)) if len(vals) > 1 else np.zeros(1)
+        ax.plot(x + off, vals, ls="", marker=marker, ms=5, color=colour, alpha=0.8, mec="k", mew=0.4)
+        ax.plot([x - 0.3, x + 0.3], [vals.mean()] * 2, color="k", lw=1.6)
+
+    def _fig_delta_m(self, plt, report: Report):
+        stats = (
+            ("mean_dm", "mean over tasks"),
+            ("worst_dm", "worst task"),
+            ("spread_dm", "spread over tasks"),
+        )
+        fig, axes = plt.subplots(2, 3, figsize=(13, 7.6))
+        n = len(report.per_seed)
+        for row, (name, label) in zip(axes, (("synth", "generated data"), ("diabetes", "diabetes data"))):
+            for ax, (stat, what) in zip(row, stats):
+                for i, m in enumerate(METHODS):
+                    vals = np.array([p[f"{name}_{m}_{stat}"] for p in report.per_seed], dtype=float)
+                    colour = "tab:red" if m == "maxmin" else "tab:blue"
+                    self._seed_points(ax, i, vals, colour, "D" if m == "maxmin" else "o")
+                ax.axhline(0.0, color="0.4", lw=0.8, ls="--")
+                ax.set_yscale("symlog", linthresh=10.0)
+                ax.set_xticks(range(len(METHODS)), METHODS, rotation=35, ha="right", fontsize=9)
+                ax.set_title(f"{label}: {what}", fontsize=10)
+                ax.set_ylabel("delta-m vs single-task (%, symlog)")
+                ax.grid(axis="y", alpha=0.3)
+        handles = [
+            plt.Line2D([], [], ls="", marker="D", color="tab:red", mec="k", label="max-min, one seed"),
+            plt.Line2D([], [], ls="", marker="o", color="tab:blue", mec="k", label="baseline, one seed"),
+            plt.Line2D([], [], color="k", lw=1.6, label=f"mean over {n} seed(s)"),
+            plt.Line2D([], [], color="0.4", lw=0.8, ls="--", label="single-task level (0%)"),
+        ]
+        fig.legend(handles=handles, loc="lower center", ncol=4, frameon=False, fontsize=9)
+        fig.suptitle("Held-out delta-m% per seed (positive = worse than single-task models)", fontsize=11)
+        fig.tight_layout(rect=(0, 0.05, 1, 1))
+        return fig
+
+    def _fig_paired(self, plt, report: Report):
+        by_key = {r.claim.key: r for r in report.claims}
+        panels = (  # claim suffix, y label, reading
+            ("balance_rate", "worst-task rate (fraction of best\none-step improvement)", "larger is better"),
+            ("balance_worst", "worst-task delta-m% (points)", "smaller is better"),
+            ("balance_spread", "delta-m% spread over tasks (points)", "smaller is better"),
+            ("competitive", "mean delta-m% (points)", "holds at or below 2"),
+        )
+        fig, axes = plt.subplots(2, 2, figsize=(11, 8))
+        for ax, (claim, ylabel, sense) in zip(axes.ravel(), panels):
+            threshold = None
+            for i, name in enumerate(DATASETS):
+                key = f"{name}_{claim}"
+                decl = next(c for c in self.claims if c.key == key)
+                threshold = decl.threshold
+                vals = np.array([p[decl.metric] for p in report.per_seed], dtype=float)
+                self._seed_points(ax, i, vals, "tab:red", "D")
+                r = by_key.get(key)
+                if r is not None:
+                    if r.lo is not None and r.hi is not None:
+                        ax.errorbar(
+                            i + 0.4,
+                            r.estimate,
+                            yerr=[[r.estimate - r.lo], [r.hi - r.estimate]],
+                            fmt="s",
+                            color="k",
+                            ms=5,
+                            capsize=4,
+                        )
+                    ax.annotate(
+                        r.verdict + (" (mechanism)" if r.claim.kind == "mechanism" else ""),
+                        (i, 1.0),
+                        xycoords=("data", "axes fraction"),
+                        xytext=(0, -12),
+                        textcoords="offset points",
+                        ha="center",
+                        fontsize=9,
+                    )
+            if threshold is not None:
+                ax.axhline(threshold, color="tab:green", lw=1.2, ls="--")
+            ax.margins(y=0.15)  # room for the verdicts at the top
+            ax.set_xticks([0, 1], ["generated data", "diabetes data"])
+            ax.set_xlim(-0.6, 1.8)
+            ax.set_title(f"{claim}: max-min minus best baseline ({sense})", fontsize=10)
+            ax.set_ylabel(ylabel)
+            ax.grid(axis="y", alpha=0.3)
+        n = len(report.per_seed)
+        handles = [
+            plt.Line2D(
+                [], [], ls="", marker="D", color="tab:red", mec="k", label="paired difference, one seed"
+            ),
+            plt.Line2D([], [], color="k", lw=1.6, label=f"mean over {n} seed(s)"),
+            plt.Line2D([], [], ls="", marker="s", color="k", label="mean and 95% interval (verdict)"),
+            plt.Line2D([], [], color="tab:green", lw=1.2, ls="--", label="claim threshold"),
+        ]
+        fig.legend(handles=handles, loc="lower center", ncol=4, frameon=False, fontsize=9)
+        fig.suptitle(
+            "Paired claims per seed (same data and seed for max-min and the best baseline)", fontsize=11
+        )
+        fig.tight_layout(rect=(0, 0.05, 1, 1))
+        return fig
