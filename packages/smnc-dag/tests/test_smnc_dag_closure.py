@@ -10,11 +10,12 @@ from paperworks.smnc_dag import (
     SMNCClosure,
     cycle_loss,
     dyadic_walk_sums,
+    reachability_probability,
     relation_loss,
     smnc_logits,
     smnc_readout,
 )
-from paperworks.smnc_dag._fast import closure_loss_and_grad
+from paperworks.smnc_dag._fast import closure_logits, closure_loss_and_grad
 from paperworks.smnc_dag.experiments import closure_gradient_study
 
 
@@ -62,9 +63,10 @@ def test_numpy_gradient_matches_autograd(normalize):
     neg = np.zeros((d, d), bool)
     pos[0, 3] = pos[2, 5] = True
     neg[3, 0] = neg[1, 4] = True
-    loss, grad, logits = closure_loss_and_grad(
+    loss, grad = closure_loss_and_grad(
         G, 4, normalize=normalize, tau=0.1, gamma_cycle=0.7, gamma_relation=0.3, positive=pos, negative=neg
     )
+    logits = closure_logits(G, 4, normalize=normalize, tau=0.1)
     Gt = torch.tensor(G, requires_grad=True)
     lt = SMNCClosure(4, normalize=normalize, tau=0.1)(Gt)
     ref = 0.7 * cycle_loss(lt) + 0.3 * relation_loss(lt, torch.tensor(pos), torch.tensor(neg))
@@ -91,13 +93,19 @@ def test_readout_is_soft_max_over_scales_and_acyclic_gate_has_small_self_evidenc
 
 
 def test_closure_errors():
-    with pytest.raises(ValueError, match="square"):
+    with pytest.raises(ValueError, match=r"square"):
         smnc_logits(torch.zeros(3, 4, dtype=torch.float64))
-    with pytest.raises(ValueError, match="n_scales"):
+    with pytest.raises(ValueError, match=r"^G: .*finite"):
+        smnc_logits(torch.tensor([[0.0, float("nan")], [0.2, 0.0]]))
+    with pytest.raises(ValueError, match=r"^G: .*\[0, 1\]"):
+        smnc_logits(torch.tensor([[0.0, -0.2], [0.2, 0.0]]))
+    with pytest.raises(ValueError, match=r"^logits: "):
+        reachability_probability(torch.zeros(4))
+    with pytest.raises(ValueError, match=r"n_scales"):
         dyadic_walk_sums(torch.zeros(3, 3, dtype=torch.float64), 0)
-    with pytest.raises(ValueError, match="tau"):
+    with pytest.raises(ValueError, match=r"tau"):
         SMNCClosure(tau=0.0)
-    with pytest.raises(ValueError, match="positive"):
+    with pytest.raises(ValueError, match=r"positive"):
         relation_loss(
             torch.zeros(3, 3), torch.zeros(2, 2, dtype=torch.bool), torch.zeros(3, 3, dtype=torch.bool)
         )

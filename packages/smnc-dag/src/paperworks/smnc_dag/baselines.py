@@ -10,14 +10,18 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import inspect
+import time
 
 import numpy as np
 import scipy.linalg as sla
 import scipy.optimize as sopt
 
+from paperworks.core.validate import int_in_range, nonnegative_float, one_of, positive_float, positive_int
+
 from .estimator import check_data, enforce_acyclic
 
-__all__ = ["dagma_linear", "dagma_nonlinear", "notears_linear"]
+__all__ = ["dagma_linear", "dagma_nonlinear", "dagma_step_cost", "notears_linear"]
 
 
 def notears_linear(
@@ -34,6 +38,11 @@ def notears_linear(
     The result is made acyclic by :func:`enforce_acyclic` if thresholding leaves a cycle.
     """
     X = check_data(X)
+    lambda1 = nonnegative_float(lambda1, "lambda1")
+    max_iter = positive_int(max_iter, "max_iter")
+    h_tol = positive_float(h_tol, "h_tol")
+    rho_max = positive_float(rho_max, "rho_max")
+    w_threshold = nonnegative_float(w_threshold, "w_threshold")
     n, d = X.shape
     X = X - X.mean(0, keepdims=True)
     cov = X.T @ X / n
@@ -103,15 +112,27 @@ def _import_dagma():
         ) from exc
 
 
+def _check_fit_kwargs(fit, kwargs: dict, where: str) -> None:
+    known = set(inspect.signature(fit).parameters) - {"self", "X"}
+    unknown = sorted(set(kwargs) - known)
+    if unknown:
+        raise TypeError(
+            f"fit_kwargs: unknown argument(s) {unknown} for {where}; expected names from {sorted(known)}"
+        )
+
+
 def dagma_linear(X, lambda1: float = 0.02, **fit_kwargs) -> np.ndarray:
     """DAGMA linear (``dagma.linear.DagmaLinear``, l2 loss), package defaults unless overridden.
 
-    Returns the thresholded ``(d, d)`` weights (acyclicity enforced like ours if a cycle is left).
+    ``fit_kwargs``: arguments of ``DagmaLinear.fit`` (``T``, ``warm_iter``, ``max_iter``, ``s``, ``lr``,
+    ...). Returns the thresholded ``(d, d)`` weights (acyclicity enforced like ours if a cycle is left).
     """
     _import_dagma()
     from dagma.linear import DagmaLinear
 
     X = check_data(X)
+    lambda1 = nonnegative_float(lambda1, "lambda1")
+    _check_fit_kwargs(DagmaLinear.fit, fit_kwargs, "dagma_linear")
     with _quiet_dagma():
         W = DagmaLinear(loss_type="l2").fit(X.copy(), lambda1=lambda1, **fit_kwargs)
     return W * enforce_acyclic(W != 0, W)
@@ -124,9 +145,34 @@ def dagma_nonlinear(X, hidden: int = 10, seed: int = 0, **fit_kwargs) -> np.ndar
     from dagma.nonlinear import DagmaMLP, DagmaNonlinear
 
     X = check_data(X)
+    hidden = positive_int(hidden, "hidden")
+    seed = int_in_range(seed, "seed", 0)
+    _check_fit_kwargs(DagmaNonlinear.fit, fit_kwargs, "dagma_nonlinear")
     d = X.shape[1]
     with _quiet_dagma():
         torch.manual_seed(seed)
         model = DagmaMLP(dims=[d, hidden, 1], bias=True, dtype=torch.double)
         W = DagmaNonlinear(model, dtype=torch.double).fit(X.copy(), **fit_kwargs)
     return W * enforce_acyclic(W != 0, W)
+
+
+def dagma_step_cost(X, *, steps: int = 300, model: str = "linear", seed: int = 0) -> float:
+    """CPU seconds of one DAGMA Adam step on ``X`` (``model``: ``"linear"`` or ``"mlp"``), timed with
+    ``time.process_time`` (what an equal-time budget is priced with): the difference between one-stage
+    runs of ``2 * steps`` and ``steps`` steps, after an untimed warm-up run, so that set-up costs (imports,
+    the first torch optimiser) cancel."""
+    steps = positive_int(steps, "steps")
+    model = one_of(model, "model", ("linear", "mlp"))
+    seed = int_in_range(seed, "seed", 0)
+
+    def run(k: int) -> float:
+        start = time.process_time()
+        if model == "linear":
+            dagma_linear(X, T=1, warm_iter=k, max_iter=k, checkpoint=10 * k)
+        else:
+            dagma_nonlinear(X, seed=seed, T=1, warm_iter=k, max_iter=k, checkpoint=10 * k)
+        return time.process_time() - start
+
+    run(steps)  # warm-up
+    short, long = run(steps), run(2 * steps)
+    return max(long - short, 1e-3 * long) / steps

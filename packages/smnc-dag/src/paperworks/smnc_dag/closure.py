@@ -52,13 +52,33 @@ def n_scales_for(d: int) -> int:
     return max(1, math.ceil(math.log2(d)) + 1) if d > 1 else 1
 
 
+def _check_square(x, name: str, ndims: tuple[int, ...] = (2,)) -> None:
+    if not isinstance(x, torch.Tensor):
+        raise TypeError(f"{name}: expected a torch.Tensor, got {type(x).__name__}")
+    shapes = " or ".join({2: "(d, d)", 3: "(K, d, d)"}[k] for k in ndims)
+    if x.ndim not in ndims or x.shape[-1] != x.shape[-2] or x.shape[-1] == 0 or 0 in x.shape:
+        raise ValueError(f"{name}: expected a non-empty square {shapes} tensor, got shape {tuple(x.shape)}")
+    if not x.dtype.is_floating_point:
+        raise TypeError(f"{name}: expected a floating dtype, got {x.dtype}")
+
+
 def _check_gate(G: torch.Tensor, name: str = "G") -> None:
-    if not isinstance(G, torch.Tensor):
-        raise TypeError(f"{name}: expected a torch.Tensor, got {type(G).__name__}")
-    if G.ndim != 2 or G.shape[0] != G.shape[1] or G.shape[0] == 0:
-        raise ValueError(f"{name}: expected a non-empty square (d, d) matrix, got shape {tuple(G.shape)}")
-    if not G.dtype.is_floating_point:
-        raise TypeError(f"{name}: expected a floating dtype, got {G.dtype}")
+    """A ``(d, d)`` float tensor with entries in ``[0, 1]`` (checked outside ``torch.compile``)."""
+    _check_square(G, name)
+    if not torch.compiler.is_compiling():
+        with torch.no_grad():
+            lo, hi = torch.aminmax(G.detach())
+        lo, hi = float(lo), float(hi)
+        if not (math.isfinite(lo) and math.isfinite(hi)) or bool(torch.isnan(G.detach()).any()):
+            raise ValueError(f"{name}: expected finite gate values, found NaN or inf")
+        if lo < 0 or hi > 1:
+            raise ValueError(f"{name}: expected gate values in [0, 1], got min {lo:.4g}, max {hi:.4g}")
+
+
+def _check_scales(n_scales, name: str = "n_scales") -> int:
+    if isinstance(n_scales, bool) or not isinstance(n_scales, int) or n_scales < 1:
+        raise ValueError(f"{name}: expected a positive int, got {n_scales!r}")
+    return n_scales
 
 
 def dyadic_walk_sums(G: torch.Tensor, n_scales: int) -> torch.Tensor:
@@ -73,8 +93,7 @@ def dyadic_walk_sums(G: torch.Tensor, n_scales: int) -> torch.Tensor:
         Costs ``2 * (n_scales - 1)`` matrix products (the "scan-efficient" doubling).
     """
     _check_gate(G)
-    if isinstance(n_scales, bool) or not isinstance(n_scales, int) or n_scales < 1:
-        raise ValueError(f"n_scales: expected a positive int, got {n_scales!r}")
+    _check_scales(n_scales)
     R, P = G, G
     out = [R]
     for _ in range(n_scales - 1):
@@ -99,8 +118,7 @@ def smnc_logits(G: torch.Tensor, n_scales: int | None = None, *, normalize: bool
     """
     _check_gate(G)
     d = G.shape[0]
-    if n_scales is None:
-        n_scales = n_scales_for(d)
+    n_scales = n_scales_for(d) if n_scales is None else _check_scales(n_scales)
     eye = torch.eye(d, dtype=G.dtype, device=G.device)
     R = dyadic_walk_sums(G * (1 - eye), n_scales)
     logR = torch.log(R.clamp_min(_TINY))
@@ -112,8 +130,7 @@ def smnc_logits(G: torch.Tensor, n_scales: int | None = None, *, normalize: bool
 
 def smnc_readout(logits: torch.Tensor, tau: float = 0.1) -> torch.Tensor:
     """Soft readout ``tau * logsumexp_k(l_k / tau) - tau * log(K + 1)``: ``(K+1, d, d) -> (d, d)``."""
-    if logits.ndim != 3:
-        raise ValueError(f"logits: expected shape (n_scales, d, d), got {tuple(logits.shape)}")
+    _check_square(logits, "logits", (3,))
     if not (isinstance(tau, int | float) and tau > 0 and math.isfinite(tau)):
         raise ValueError(f"tau: expected a positive finite temperature, got {tau!r}")
     k = logits.shape[0]
@@ -121,7 +138,11 @@ def smnc_readout(logits: torch.Tensor, tau: float = 0.1) -> torch.Tensor:
 
 
 def reachability_probability(logits: torch.Tensor) -> torch.Tensor:
-    """Complementary log-log link ``rho = 1 - exp(-exp(l))``, elementwise, in ``[0, 1]``."""
+    """Complementary log-log link ``rho = 1 - exp(-exp(l))``, elementwise, in ``[0, 1]``.
+
+    ``logits``: ``(d, d)`` read-out logits or ``(K, d, d)`` per-scale logits; same shape out.
+    """
+    _check_square(logits, "logits", (2, 3))
     return -torch.expm1(-torch.exp(logits))
 
 
@@ -136,10 +157,8 @@ class SMNCClosure(nn.Module):
 
     def __init__(self, n_scales: int | None = None, *, normalize: bool = True, tau: float = 0.1) -> None:
         super().__init__()
-        if n_scales is not None and (
-            isinstance(n_scales, bool) or not isinstance(n_scales, int) or n_scales < 1
-        ):
-            raise ValueError(f"n_scales: expected a positive int or None, got {n_scales!r}")
+        if n_scales is not None:
+            _check_scales(n_scales)
         if not (isinstance(tau, int | float) and tau > 0 and math.isfinite(tau)):
             raise ValueError(f"tau: expected a positive finite temperature, got {tau!r}")
         self.n_scales = n_scales

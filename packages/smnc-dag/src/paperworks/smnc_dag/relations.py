@@ -19,6 +19,8 @@ import networkx as nx
 import numpy as np
 import torch
 
+from .closure import _check_square
+
 __all__ = ["RelationCues", "cycle_loss", "relation_loss"]
 
 
@@ -28,8 +30,7 @@ def cycle_loss(logits: torch.Tensor) -> torch.Tensor:
     Args:
         logits: ``(d, d)`` read-out closure logits (or ``(K+1, d, d)``, averaged over scales too).
     """
-    if logits.ndim not in (2, 3) or logits.shape[-1] != logits.shape[-2]:
-        raise ValueError(f"logits: expected shape (d, d) or (K, d, d), got {tuple(logits.shape)}")
+    _check_square(logits, "logits", (2, 3))
     return torch.exp(torch.diagonal(logits, dim1=-2, dim2=-1)).mean()
 
 
@@ -44,9 +45,10 @@ def relation_loss(logits: torch.Tensor, positive: torch.Tensor, negative: torch.
     Returns:
         scalar: mean of ``-log rho`` over positives plus mean of ``exp(l)`` over negatives (0 if empty).
     """
-    if logits.ndim != 2 or logits.shape[0] != logits.shape[1]:
-        raise ValueError(f"logits: expected shape (d, d), got {tuple(logits.shape)}")
+    _check_square(logits, "logits")
     for name, m in (("positive", positive), ("negative", negative)):
+        if not isinstance(m, torch.Tensor):
+            raise TypeError(f"{name}: expected a torch.Tensor bool mask, got {type(m).__name__}")
         if m.shape != logits.shape or m.dtype != torch.bool:
             raise ValueError(
                 f"{name}: expected a bool mask of shape {tuple(logits.shape)}, got {m.dtype} {tuple(m.shape)}"
