@@ -9,8 +9,11 @@ from hypothesis import strategies as st
 from paperworks.herm import (
     bind,
     bundle,
+    cosine_similarity,
+    dot_similarity,
     fractional_power,
     inverse,
+    multiset,
     random_atoms,
     recall_probability,
     similarity,
@@ -31,6 +34,43 @@ def test_binding_is_exactly_invertible(dim, seed):
     c = random_atoms(1, dim, g)[0]
     assert torch.allclose(bind(a, b), bind(b, a))
     assert torch.allclose(bind(bind(a, b), c), bind(a, bind(b, c)), atol=1e-5)
+
+
+def test_bind_broadcasts_like_torch_mul_and_bundle_is_binary():
+    g = torch.Generator().manual_seed(5)
+    keys = random_atoms(4, 32, g)
+    v = random_atoms(1, 32, g)[0]
+    out = bind(keys, v)  # (4, D) with (D,): broadcast, as torchhd.bind allows
+    assert out.shape == (4, 32)
+    assert torch.allclose(out, keys * v)
+    assert bind(keys[:, None, :], keys[None]).shape == (4, 4, 32)
+    assert torch.allclose(bundle(keys[0], keys[1]), keys[0] + keys[1])
+    assert torch.allclose(multiset(keys), keys.sum(0))
+    with pytest.raises(ValueError, match="do not broadcast"):
+        bind(keys, random_atoms(3, 32, g))
+
+
+def test_primitives_propagate_nan_like_torch():
+    """The primitives check types and shapes only (no pass over the data); a NaN is not hidden."""
+    a = random_atoms(2, 16)
+    bad = a.clone()
+    bad[0, 3] = complex(float("nan"), 0.0)
+    assert torch.isnan(bind(bad, a)[0, 3].real)
+    assert torch.isnan(dot_similarity(bad, a)[0]).all()
+    assert torch.isfinite(dot_similarity(bad, a)[1]).all()
+
+
+def test_similarities_follow_torchhd_conventions():
+    g = torch.Generator().manual_seed(6)
+    a = random_atoms(3, 64, g)
+    b = random_atoms(5, 64, g)
+    dot = dot_similarity(a, b)
+    assert dot.shape == (3, 5)
+    assert torch.allclose(dot, (a @ b.conj().T).real)
+    assert dot_similarity(a, b[0]).shape == (3,)
+    assert torch.allclose(similarity(a, b), dot / 64)
+    assert torch.allclose(cosine_similarity(a, a).diagonal(), torch.ones(3), atol=1e-5)
+    assert torch.allclose(cosine_similarity(2 * a, b), dot / 64, atol=1e-5)
 
 
 def test_quasi_orthogonality_matches_theory():
@@ -87,20 +127,5 @@ def test_recall_theory_monotone_and_bounds():
     assert recall_probability(256, 20, 64, 0.0) > recall_probability(256, 20, 64, 20.0)
     with pytest.raises(ValueError, match="noise_var"):
         recall_probability(64, 2, 8, -1.0)
-
-
-def test_algebra_errors_name_the_argument():
-    a = random_atoms(1, 16)[0]
-    b = random_atoms(1, 32)[0]
-    with pytest.raises(ValueError, match="dimension mismatch"):
-        bind(a, b)
-    with pytest.raises(TypeError, match="complex"):
-        bind(a.real, a.real)
-    with pytest.raises(ValueError, match="shapes must match"):
-        bind(random_atoms(2, 16), a[None].expand(3, 16).contiguous())
-    with pytest.raises(ValueError, match="dim"):
-        random_atoms(2, 0)
-    with pytest.raises(ValueError, match="stack"):
-        bundle(a)
-    with pytest.raises(ValueError, match="finite"):
-        fractional_power(a, float("nan"))
+    with pytest.raises(ValueError, match="noise_var"):
+        recall_probability(64, 2, 8, float("nan"))

@@ -36,16 +36,37 @@ def test_clean_channel_is_identity_and_seeded():
     assert torch.equal(a, b)
 
 
-def test_channel_parameter_errors():
-    with pytest.raises(ValueError, match="kind"):
-        Channel("rayleigh")
-    with pytest.raises(ValueError, match=r"Channel\.p: expected a probability"):
-        Channel("erase", p=1.5)
-    with pytest.raises(ValueError, match=r"p <= 0\.5"):
-        Channel("flip", p=0.7)
-    with pytest.raises(ValueError, match="snr_db"):
-        Channel("awgn", snr_db=float("nan"))
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"kind": "rayleigh"}, "kind"),
+        ({"kind": "awgn"}, "needs snr_db"),  # used to mean 'no noise'
+        ({"kind": "awgn", "snr_db": 0.0, "p": 0.1}, "takes snr_db only"),
+        ({"kind": "awgn", "snr_db": math.inf}, "finite"),
+        ({"kind": "awgn", "snr_db": float("nan")}, "finite"),
+        ({"kind": "awgn", "snr_db": 90.0}, r"\[-60, 60\]"),
+        ({"kind": "awgn", "snr_db": "0"}, "real number"),
+        ({"kind": "erase", "p": 0.3, "snr_db": 3.0}, "takes p only"),  # used to ignore snr
+        ({"kind": "erase"}, "needs p"),
+        ({"kind": "erase", "p": 1.5}, r"Channel\.p: expected a number in \[0, 1\]"),
+        ({"kind": "flip", "p": 0.7}, r"p in \[0, 0\.5\]"),
+        ({"kind": "flip", "p": float("nan")}, "finite"),
+        ({"kind": "none", "p": 0.1}, "no parameter"),
+    ],
+)
+def test_channel_parameters_are_validated_per_kind(kwargs, match):
+    with pytest.raises((ValueError, TypeError), match=match):
+        Channel(**kwargs)
+
+
+def test_transmit_errors():
     with pytest.raises(ValueError, match="message"):
         transmit(torch.zeros(0, 4), Channel())
     with pytest.raises(ValueError, match="finite"):
         transmit(torch.tensor([[1.0, float("inf")]]), Channel("flip", p=0.1))
+    with pytest.raises(TypeError, match="channel"):
+        transmit(torch.ones(2, 4), "awgn")
+    with pytest.raises(TypeError, match="generator"):
+        transmit(torch.ones(2, 4), Channel("awgn", snr_db=0.0), 3)
+    with pytest.raises(TypeError, match="dtype"):
+        transmit(torch.ones(2, 4, dtype=torch.int64), Channel())

@@ -2,14 +2,20 @@
 
 Entity-attribute-value triples are bound and bundled into one complex hypervector
 (:class:`HSMCodec`), sent through a noisy :class:`Channel`, re-bound to the receiver's frame
-(ego-binding) and decoded by iterated algebraic inverse with clean-up memory.
+(ego-binding) and decoded by iterated algebraic inverse with clean-up memory and MAP decisions.
+The FHRR operations follow torch-hd's names and shapes (``bind``, ``bundle``, ``multiset``,
+``inverse``, ``dot_similarity``, ``cosine_similarity``); :func:`to_torchhd` / :func:`from_torchhd`
+convert hypervectors for torch-hd (the ``peer`` extra).
 """
 
 from .algebra import (
     bind,
     bundle,
+    cosine_similarity,
+    dot_similarity,
     fractional_power,
     inverse,
+    multiset,
     random_atoms,
     recall_probability,
     similarity,
@@ -20,6 +26,7 @@ from .baselines import HermMessenger, NeuralMessenger, NumericMessenger, Superpo
 from .channels import Channel, transmit
 from .fusion import SimilarityAwareFusion, similarity_fusion
 from .hsm import DecodedMessage, HSMCodec
+from .interop import from_torchhd, to_torchhd
 from .scene import Episodes, SceneConfig, sample_episodes
 
 __all__ = [
@@ -35,15 +42,20 @@ __all__ = [
     "SuperpositionMessenger",
     "bind",
     "bundle",
+    "cosine_similarity",
+    "dot_similarity",
     "fractional_power",
+    "from_torchhd",
     "inverse",
     "make_codec",
+    "multiset",
     "random_atoms",
     "recall_probability",
     "sample_episodes",
     "similarity",
     "similarity_fusion",
     "similarity_std",
+    "to_torchhd",
     "transmit",
     "unbind",
 ]

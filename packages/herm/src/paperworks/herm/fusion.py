@@ -14,7 +14,19 @@ from __future__ import annotations
 import torch
 from torch import nn
 
+from paperworks.core.validate import finite_float, positive_float
+
 __all__ = ["SimilarityAwareFusion", "similarity_fusion"]
+
+
+def _param(value, name: str, *, positive: bool):
+    """A finite float (> 0 when ``positive``), or a real 0-d tensor: a learnable parameter of
+    :class:`SimilarityAwareFusion`, whose value is not read (no host sync in ``forward``)."""
+    if isinstance(value, torch.Tensor):
+        if value.ndim != 0 or not value.dtype.is_floating_point:
+            raise ValueError(f"{name}: expected a real scalar, got a tensor of shape {tuple(value.shape)}")
+        return value
+    return positive_float(value, name) if positive else finite_float(value, name)
 
 
 def similarity_fusion(
@@ -27,8 +39,12 @@ def similarity_fusion(
 ) -> torch.Tensor:
     """Fused probabilities (..., M) from similarities and logits of identical shape (module docstring)."""
     for name, t in (("symbolic_scores", symbolic_scores), ("neural_logits", neural_logits)):
-        if not isinstance(t, torch.Tensor) or t.ndim == 0 or t.shape[-1] == 0:
-            raise ValueError(f"{name}: expected a tensor of shape (..., M) with M >= 1")
+        if not isinstance(t, torch.Tensor):
+            raise TypeError(f"{name}: expected a torch.Tensor of shape (..., M), got {type(t).__name__}")
+        if not t.dtype.is_floating_point:
+            raise TypeError(f"{name}: expected a real floating tensor, got dtype {t.dtype}")
+        if t.ndim == 0 or t.shape[-1] == 0:
+            raise ValueError(f"{name}: expected a tensor of shape (..., M) with M >= 1, got {tuple(t.shape)}")
         if not torch.isfinite(t).all():
             raise ValueError(f"{name}: expected finite values (NaN/inf found)")
     if symbolic_scores.shape != neural_logits.shape:
@@ -36,8 +52,9 @@ def similarity_fusion(
             f"shape mismatch: symbolic_scores {tuple(symbolic_scores.shape)} vs neural_logits "
             f"{tuple(neural_logits.shape)} (no silent broadcasting)"
         )
-    if temperature <= 0 or kappa <= 0:
-        raise ValueError(f"temperature and kappa: expected > 0, got {temperature}, {kappa}")
+    tau = _param(tau, "tau", positive=False)
+    kappa = _param(kappa, "kappa", positive=True)
+    temperature = positive_float(temperature, "temperature")
     gate = torch.sigmoid(kappa * (symbolic_scores.max(dim=-1, keepdim=True).values - tau))
     return gate * torch.softmax(symbolic_scores / temperature, dim=-1) + (1 - gate) * torch.softmax(
         neural_logits, dim=-1
@@ -49,8 +66,9 @@ class SimilarityAwareFusion(nn.Module):
 
     def __init__(self, tau: float = 0.5, kappa: float = 20.0, temperature: float = 0.05) -> None:
         super().__init__()
-        if kappa <= 0 or temperature <= 0:
-            raise ValueError(f"kappa and temperature: expected > 0, got {kappa}, {temperature}")
+        tau = finite_float(tau, "tau")
+        kappa = positive_float(kappa, "kappa")
+        temperature = positive_float(temperature, "temperature")
         self.tau = nn.Parameter(torch.tensor(float(tau)))
         self.log_kappa = nn.Parameter(torch.tensor(float(kappa)).log())
         self.temperature = temperature

@@ -17,6 +17,10 @@ from dataclasses import dataclass
 
 import torch
 
+from paperworks.core.validate import int_in_range, positive_int
+
+from ._checks import check_generator
+
 __all__ = ["Episodes", "SceneConfig", "sample_episodes"]
 
 
@@ -31,12 +35,11 @@ class SceneConfig:
     n_shapes: int = 8
 
     def __post_init__(self) -> None:
-        if self.grid < 2:
-            raise ValueError(f"SceneConfig.grid: expected >= 2, got {self.grid}")
-        if not 1 <= self.n_min <= self.n_slots:
-            raise ValueError(
-                f"SceneConfig.n_min: expected 1 <= n_min <= n_slots, got {self.n_min}, {self.n_slots}"
-            )
+        int_in_range(self.grid, "SceneConfig.grid", 2)
+        positive_int(self.n_slots, "SceneConfig.n_slots")
+        int_in_range(self.n_min, "SceneConfig.n_min", 1, self.n_slots)
+        positive_int(self.n_colors, "SceneConfig.n_colors")
+        positive_int(self.n_shapes, "SceneConfig.n_shapes")
         if self.n_slots > min(self.grid**2, self.n_colors * self.n_shapes):
             raise ValueError("SceneConfig.n_slots: more objects than cells or (colour, shape) pairs")
 
@@ -69,8 +72,10 @@ def sample_episodes(
     n: int, config: SceneConfig = SceneConfig(), generator: torch.Generator | None = None
 ) -> Episodes:
     """Draw ``n`` episodes from the generative model (module docstring), vectorised over episodes."""
-    if not isinstance(n, int) or n < 1:
-        raise ValueError(f"n: expected a positive int, got {n!r}")
+    n = positive_int(n, "n")
+    if not isinstance(config, SceneConfig):
+        raise TypeError(f"config: expected a SceneConfig, got {type(config).__name__}")
+    generator = check_generator(generator)
     c = config
     k = c.n_slots
     cells = torch.rand(n, c.grid**2, generator=generator).argsort(dim=1)[:, :k]
