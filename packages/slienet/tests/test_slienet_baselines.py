@@ -29,7 +29,7 @@ def test_dynamic_exit_matches_per_sample_loop():
     _, ex1 = dynamic_exit(p, 1.0 + 1e-12)
     assert bool((ex1 == 3).all())  # threshold above 1: everything reaches the final exit
     with pytest.raises(ValueError, match="threshold"):
-        dynamic_exit(p, 1.5)
+        dynamic_exit(p, -0.5)
 
 
 def test_runner_equals_vectorised_exit():
@@ -75,3 +75,35 @@ def test_ztw_trains_on_frozen_backbone():
         assert members.shape == (3, 5, 3)
         runner = ztw.runner(threshold=2.0)  # never confident: the last member answers
         assert torch.allclose(runner(x[:1])[0], members[-1, 0], atol=1e-5)
+
+
+def test_replay_of_the_runners_own_exits_equals_the_runner():
+    torch.manual_seed(1)
+    m = resnet56(5, width=4, blocks_per_stage=2, image_size=8, in_channels=1, num_ics=3).eval()
+    x = torch.randn(10, 1, 8, 8)
+    with torch.no_grad():
+        final, ics = m(x)
+        members = torch.softmax(torch.cat([ics, final[None]]), -1)
+        thr = float(members.amax(-1)[:-1].median())
+        _, exits = dynamic_exit(members, thr)
+        runner = DynamicExitRunner([s.eval() for s in exit_segments(m)], thr)
+        for n in range(10):
+            got = runner.replay(x[n : n + 1], int(exits[n]))
+            assert torch.allclose(got, runner(x[n : n + 1]), atol=1e-7)
+            assert runner.last_replay_agreed
+        other = (int(exits[0]) + 1) % 4  # a recorded exit this network's confidence would not take
+        runner.replay(x[:1], other)
+        assert torch.allclose(runner.replay(x[:1], other)[0], members[other, 0], atol=1e-6)
+
+
+def test_threshold_grid_reaches_below_one_half():
+    """With many classes the top probability sits well below 0.5; the grid covers 0..1 (issue 36: the
+    old grid's floor 0.50 was chosen in every seed)."""
+    from paperworks.slienet import THRESHOLD_GRID
+
+    assert THRESHOLD_GRID[0] == 0.0 and THRESHOLD_GRID[-1] == 1.0 and len(THRESHOLD_GRID) == 101
+    g = torch.Generator().manual_seed(0)
+    p = torch.softmax(0.3 * torch.randn(3, 200, 100, generator=g), -1)  # confidences around 0.02
+    y = torch.randint(0, 100, (200,), generator=g)
+    q = choose_threshold(p, y, [1.0, 2.0, 3.0])
+    assert q < 0.5

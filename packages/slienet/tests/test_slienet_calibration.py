@@ -79,7 +79,7 @@ def test_errors():
     p, y = _random_probs(3, 10, 4, 0)
     with pytest.raises(ValueError, match="fewer than the 20 classes"):
         calibrate_subset(*_random_probs(3, 10, 20, 0), depth=2)
-    with pytest.raises(ValueError, match=r"depth: expected an int in \[1, 3\]"):
+    with pytest.raises(ValueError, match=r"depth: expected an int >= 1 <= 3"):
         calibrate_subset(p, y, 4)
     with pytest.raises(ValueError, match="depth"):
         calibrate_subset(p, y, 0)
@@ -87,15 +87,17 @@ def test_errors():
         SlieSelection((), 2, 0.5, ())
     with pytest.raises(ValueError, match="at least one IC"):
         ensemble_accuracy(p, y, torch.zeros(1, 3))
-    with pytest.raises(ValueError, match="summing to 1"):
+    with pytest.raises(ValueError, match="softmax outputs"):
         calibrate_subset(p * 2, y, 2)
+    with pytest.raises(ValueError, match="summing to 1"):
+        calibrate_subset(p * 0.5, y, 2)
     bad = p.clone()
     bad[0, 0, 0] = float("nan")
     with pytest.raises(ValueError, match="NaN"):
         calibrate_subset(bad, y, 2)
     with pytest.raises(ValueError, match="labels: expected class indices"):
         calibrate_subset(p, y + 10, 2)
-    with pytest.raises(ValueError, match=r"ic_probs: expected shape \(K, N, C\)"):
+    with pytest.raises(ValueError, match=r"ic_probs: expected a non-empty tensor of shape \(K, N, C\)"):
         calibrate_subset(p[0], y, 1)
 
 

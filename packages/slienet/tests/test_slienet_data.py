@@ -157,3 +157,16 @@ def test_digits_fast_path_matches_published_digits():
     assert np.bincount(labels).tolist() == [178, 182, 177, 183, 181, 182, 181, 179, 174, 180]
     assert pixels[0].reshape(8, 8)[0].tolist() == [0, 0, 5, 13, 9, 1, 0, 0]
     assert pixels.min() == 0 and pixels.max() == 16 and pixels.sum() == 561718
+
+
+def test_coarse_groups_share_their_prototypes():
+    """Classes of one group (c mod n_coarse) are more alike than classes of different groups."""
+    x, _ = prototype_images(8, 1, size=8, noise=0.0, max_shift=0, n_coarse=2, coarse_share=0.8, seed=0)
+    flat = (x - x.mean(axis=(1, 2, 3), keepdims=True)).reshape(8, -1)
+    corr = np.corrcoef(flat)
+    same = [corr[i, j] for i in range(8) for j in range(i + 1, 8) if i % 2 == j % 2]
+    diff = [corr[i, j] for i in range(8) for j in range(i + 1, 8) if i % 2 != j % 2]
+    assert min(same) > 0.5 > max(diff)
+    x0, _ = prototype_images(8, 1, size=8, noise=0.0, max_shift=0, seed=0)
+    x1, _ = prototype_images(8, 1, size=8, noise=0.0, max_shift=0, coarse_share=0.0, seed=0)
+    assert np.array_equal(x0, x1)  # share 0: the independent prototypes of before

@@ -15,6 +15,7 @@ from .backbones import (
     vgg16,
 )
 from .baselines import (
+    THRESHOLD_GRID,
     CascadeHeads,
     DynamicExitRunner,
     GeometricEnsemble,
@@ -26,13 +27,24 @@ from .baselines import (
 )
 from .calibration import SlieCalibrator, SlieSelection, calibrate_subset, ensemble_accuracy, subset_masks
 from .data import digits_images, load_cifar100, prototype_images, split_indices, standardize
-from .deploy import OnnxPlan, SliePlan, VanillaPlan, export_onnx, export_onnx_module, export_program
+from .deploy import (
+    EXPORTERS,
+    OnnxPlan,
+    SliePlan,
+    VanillaPlan,
+    export_onnx,
+    export_onnx_module,
+    export_program,
+    ort_session,
+)
 from .distill import SelfDistillationLoss, sdn_ic_weights, self_distillation_loss
 from .heads import MixedPoolIC
 from .latency import deadline_misses, latency_stats, measure_interleaved
 from .training import NesterovSGD, TrainConfig, predict_all, train_multi_exit
 
 __all__ = [
+    "EXPORTERS",
+    "THRESHOLD_GRID",
     "CascadeHeads",
     "DynamicExitRunner",
     "GeometricEnsemble",
@@ -64,6 +76,7 @@ __all__ = [
     "load_cifar100",
     "measure_interleaved",
     "mobilenet_v1",
+    "ort_session",
     "predict_all",
     "prototype_images",
     "resnet56",

@@ -16,6 +16,9 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
+from paperworks.core import validate
+
+from ._checks import as_images, check_module, int_sequence
 from .heads import MixedPoolIC
 
 __all__ = [
@@ -30,23 +33,23 @@ __all__ = [
 
 
 def check_images(x: torch.Tensor, in_channels: int, image_size: int, name: str = "x") -> None:
-    """Raise a clear error unless ``x`` is a float tensor of shape ``(B>=1, in_channels, S, S)``."""
+    """Raise a clear error unless ``x`` is a finite float tensor of shape ``(B>=1, in_channels, S, S)``.
+
+    The NaN/inf check reads the values (one host sync); it runs in eager calls only, not while torch
+    traces, compiles or exports, so a captured graph stays free of data-dependent branches.
+    """
+    validate.positive_int(in_channels, "in_channels")
+    validate.positive_int(image_size, "image_size")
     if not isinstance(x, torch.Tensor):
         raise TypeError(f"{name}: expected a torch.Tensor, got {type(x).__name__}")
-    if x.dim() != 4 or x.shape[1] != in_channels or x.shape[2] != image_size or x.shape[3] != image_size:
-        raise ValueError(
-            f"{name}: expected images of shape (batch, {in_channels}, {image_size}, {image_size}), "
-            f"got {tuple(x.shape)}"
-        )
-    if x.shape[0] == 0:
-        raise ValueError(f"{name}: expected a non-empty batch, got batch size 0")
-    if not x.is_floating_point():
-        raise TypeError(f"{name}: expected a floating-point tensor, got {x.dtype}")
+    as_images(x, name, in_channels=in_channels, image_size=image_size)
 
 
 def default_ic_positions(num_blocks: int, num_ics: int = 6) -> tuple[int, ...]:
     """Evenly spaced IC positions (0-based block indices): ``floor((i + 1) * (L - 1) / (K + 1))``."""
-    if num_ics < 1 or num_ics >= num_blocks:
+    num_blocks = validate.int_in_range(num_blocks, "num_blocks", 2)
+    num_ics = validate.int_in_range(num_ics, "num_ics", 1)
+    if num_ics >= num_blocks:
         raise ValueError(f"num_ics: expected 1 <= num_ics < num_blocks={num_blocks}, got {num_ics}")
     pos = sorted({(i + 1) * (num_blocks - 1) // (num_ics + 1) for i in range(num_ics)})
     if len(pos) != num_ics:
@@ -77,8 +80,26 @@ class MultiExitNet(nn.Module):
         num_ics: int = 6,
     ) -> None:
         super().__init__()
-        if num_classes < 2:
-            raise ValueError(f"num_classes: expected at least 2, got {num_classes}")
+        check_module(stem, "stem")
+        if isinstance(blocks, nn.Module) and not isinstance(blocks, nn.ModuleList | nn.Sequential):
+            raise TypeError("blocks: expected a sequence of modules, got a single module")
+        blocks = list(blocks)
+        if len(blocks) < 2:
+            raise ValueError(
+                f"blocks: expected at least 2 blocks (ICs sit between blocks), got {len(blocks)}"
+            )
+        for i, b in enumerate(blocks):
+            check_module(b, f"blocks[{i}]")
+        num_classes = validate.int_in_range(num_classes, "num_classes", 2)
+        in_channels = validate.positive_int(in_channels, "in_channels")
+        image_size = validate.positive_int(image_size, "image_size")
+        block_channels = int_sequence(block_channels, "block_channels", lo=1)
+        block_sizes = int_sequence(block_sizes, "block_sizes", lo=1)
+        if len(block_channels) != len(blocks) or len(block_sizes) != len(blocks):
+            raise ValueError(
+                f"block_channels, block_sizes: expected one entry per block ({len(blocks)}), got "
+                f"{len(block_channels)} and {len(block_sizes)}"
+            )
         self.stem = stem
         self.blocks = nn.ModuleList(blocks)
         self.block_channels = tuple(int(c) for c in block_channels)
@@ -87,7 +108,7 @@ class MultiExitNet(nn.Module):
         self.in_channels = int(in_channels)
         self.image_size = int(image_size)
         n = len(self.blocks)
-        pos = default_ic_positions(n, num_ics) if ic_after is None else tuple(int(i) for i in ic_after)
+        pos = default_ic_positions(n, num_ics) if ic_after is None else int_sequence(ic_after, "ic_after")
         if not pos or list(pos) != sorted(set(pos)) or pos[0] < 0 or pos[-1] >= n - 1:
             raise ValueError(
                 f"ic_after: expected distinct increasing block indices in [0, {n - 2}] (an IC after the "
@@ -114,7 +135,8 @@ class MultiExitNet(nn.Module):
 
     @property
     def ic_costs(self) -> tuple[float, ...]:
-        """Cumulative backbone multiply-adds up to each IC, as a fraction of the whole backbone."""
+        """Cumulative multiply-adds of the blocks up to each IC, as a fraction of all blocks' (the stem
+        and the heads not counted, as in the authors' ``_compute_ic_costs``)."""
         if self._costs is None:
             per_block = block_flops(self)
             total = sum(per_block)
@@ -126,8 +148,10 @@ class MultiExitNet(nn.Module):
         return self._costs
 
     def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """``x (B, in_channels, S, S) -> (final logits (B, C), IC logits (K, B, C))``."""
-        check_images(x, self.in_channels, self.image_size)
+        """``x (B, in_channels, S, S) -> (final logits (B, C), IC logits (K, B, C))``.
+
+        ``x`` is checked (shape, dtype, and in eager calls NaN/inf: one host sync)."""
+        as_images(x, "x", in_channels=self.in_channels, image_size=self.image_size)
         h = self.stem(x)
         outs = []
         k = 0
@@ -140,7 +164,7 @@ class MultiExitNet(nn.Module):
 
     def features(self, x: torch.Tensor) -> tuple[torch.Tensor, list[torch.Tensor]]:
         """Final feature map and the feature maps at every IC position (for heads on a frozen body)."""
-        check_images(x, self.in_channels, self.image_size)
+        as_images(x, "x", in_channels=self.in_channels, image_size=self.image_size)
         h = self.stem(x)
         feats = []
         for i, block in enumerate(self.blocks):
@@ -152,6 +176,11 @@ class MultiExitNet(nn.Module):
 
 def count_flops(module: nn.Module, x: torch.Tensor) -> int:
     """Multiply-adds of ``Conv2d`` and ``Linear`` layers for one forward pass of ``x``, per sample."""
+    check_module(module, "module")
+    if not isinstance(x, torch.Tensor):
+        raise TypeError(f"x: expected a torch.Tensor, got {type(x).__name__}")
+    if x.dim() == 0 or x.shape[0] == 0:
+        raise ValueError(f"x: expected a batch of at least one input, got shape {tuple(x.shape)}")
     total = 0
 
     def conv_hook(m: nn.Conv2d, _inp: tuple, out: torch.Tensor) -> None:
@@ -179,19 +208,17 @@ def count_flops(module: nn.Module, x: torch.Tensor) -> int:
 
 
 def block_flops(net: MultiExitNet) -> list[int]:
-    """Multiply-adds of each backbone block (the stem counted into the first)."""
+    """Multiply-adds of each backbone block (convolutions incl. the shortcut's; the stem not counted,
+    as in the authors' code)."""
     was_training = net.training
     net.eval()
     x = torch.zeros(1, net.in_channels, net.image_size, net.image_size)
     out = []
     with torch.no_grad():
-        h = x
-        stem_f = count_flops(net.stem, h)
-        h = net.stem(h)
+        h = net.stem(x)
         for block in net.blocks:
             out.append(count_flops(block, h))
             h = block(h)
-    out[0] += stem_f
     net.train(was_training)
     return out
 
@@ -218,14 +245,10 @@ class BasicBlock(nn.Module):
 
 
 def _check_knobs(num_classes: int, width: float, image_size: int, in_channels: int) -> None:
-    if not isinstance(num_classes, int) or num_classes < 2:
-        raise ValueError(f"num_classes: expected an int >= 2, got {num_classes!r}")
-    if not (isinstance(width, int | float) and width > 0):
-        raise ValueError(f"width: expected a positive number, got {width!r}")
-    if not isinstance(image_size, int) or image_size < 4:
-        raise ValueError(f"image_size: expected an int >= 4, got {image_size!r}")
-    if not isinstance(in_channels, int) or in_channels < 1:
-        raise ValueError(f"in_channels: expected a positive int, got {in_channels!r}")
+    validate.int_in_range(num_classes, "num_classes", 2)
+    validate.positive_float(width, "width")
+    validate.int_in_range(image_size, "image_size", 4)
+    validate.positive_int(in_channels, "in_channels")
 
 
 def resnet56(
@@ -243,11 +266,9 @@ def resnet56(
     Default ICs: after blocks 4, 8, ..., 24 (0-based) for ResNet-56, as in the SLIENet code; else
     evenly spaced.
     """
-    _check_knobs(num_classes, width, image_size, in_channels)
-    if not isinstance(width, int):
-        raise ValueError(f"width: expected a positive int (channels of the first stage), got {width!r}")
-    if blocks_per_stage < 1:
-        raise ValueError(f"blocks_per_stage: expected >= 1, got {blocks_per_stage}")
+    _check_knobs(num_classes, 1.0, image_size, in_channels)
+    validate.positive_int(width, "width")  # channels of the first stage
+    validate.positive_int(blocks_per_stage, "blocks_per_stage")
     if ic_after is None and blocks_per_stage == 9 and num_ics == 6:
         ic_after = (4, 8, 12, 16, 20, 24)
     stem = nn.Sequential(nn.Conv2d(in_channels, width, 3, 1, 1, bias=False), nn.BatchNorm2d(width), nn.ReLU())

@@ -19,6 +19,10 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from paperworks.core import validate
+
+from ._checks import as_labels, as_probabilities, as_tensor, int_sequence
+
 __all__ = ["SlieCalibrator", "SlieSelection", "calibrate_subset", "ensemble_accuracy", "subset_masks"]
 
 MAX_DEPTH = 16
@@ -26,8 +30,7 @@ MAX_DEPTH = 16
 
 def subset_masks(k: int) -> torch.Tensor:
     """All non-empty subsets of ``range(k)`` as a ``(2^k - 1, k)`` float 0/1 matrix (size, then lex order)."""
-    if not isinstance(k, int) or isinstance(k, bool) or not 1 <= k <= MAX_DEPTH:
-        raise ValueError(f"k: expected an int in [1, {MAX_DEPTH}], got {k!r}")
+    k = validate.int_in_range(k, "k", 1, MAX_DEPTH)
     rows = []
     for r in range(1, k + 1):
         for comb in itertools.combinations(range(k), r):
@@ -38,50 +41,29 @@ def subset_masks(k: int) -> torch.Tensor:
     return torch.tensor(rows)
 
 
-def _check_probs(
-    ic_probs: torch.Tensor, labels: torch.Tensor | None
-) -> tuple[torch.Tensor, torch.Tensor | None]:
-    p = torch.as_tensor(ic_probs)
-    if p.dim() != 3:
-        raise ValueError(f"ic_probs: expected shape (K, N, C) (ICs, samples, classes), got {tuple(p.shape)}")
-    k, n, c = p.shape
-    if k == 0 or n == 0:
-        raise ValueError(f"ic_probs: expected at least one IC and one sample, got shape {tuple(p.shape)}")
-    if not p.is_floating_point():
-        raise TypeError(f"ic_probs: expected floating-point probabilities, got {p.dtype}")
-    if not bool(torch.isfinite(p).all()):
-        raise ValueError("ic_probs: contains NaN or inf")
-    if (
-        bool((p < 0).any())
-        or bool((p > 1).any())
-        or not torch.allclose(p.sum(-1), torch.ones(k, n, dtype=p.dtype), atol=1e-3)
-    ):
-        raise ValueError(
-            "ic_probs: expected probabilities in [0, 1] summing to 1 over classes (softmax outputs)"
-        )
+def _check_probs(ic_probs: torch.Tensor, labels: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    p = as_probabilities(ic_probs, "ic_probs", ndim=3)
     if labels is None:
-        return p, None
-    y = torch.as_tensor(labels)
-    if y.shape != (n,):
-        raise ValueError(f"labels: expected shape ({n},), got {tuple(y.shape)}")
-    if y.dtype not in (torch.int64, torch.int32, torch.int16, torch.uint8):
-        raise TypeError(f"labels: expected integer class indices, got {y.dtype}")
-    if bool((y < 0).any()) or bool((y >= c).any()):
-        raise ValueError(f"labels: expected class indices in [0, {c - 1}]")
-    return p, y.long()
+        raise TypeError("labels: expected the calibration labels (N,) as integer class indices, got None")
+    y = as_labels(labels, "labels", n=p.shape[1], num_classes=p.shape[2])
+    return p, y
 
 
 def ensemble_accuracy(ic_probs: torch.Tensor, labels: torch.Tensor, masks: torch.Tensor) -> torch.Tensor:
     """Accuracy ``(S,)`` of softmax averaging over each subset row of ``masks`` (S, K)."""
     p, y = _check_probs(ic_probs, labels)
-    m = torch.as_tensor(masks, dtype=p.dtype)
-    if m.dim() != 2 or m.shape[1] != p.shape[0]:
-        raise ValueError(f"masks: expected shape (S, {p.shape[0]}), got {tuple(m.shape)}")
+    m = as_tensor(masks, "masks")
+    if m.dim() != 2 or m.shape[1] != p.shape[0] or m.shape[0] == 0:
+        raise ValueError(
+            f"masks: expected a non-empty 0/1 matrix of shape (S, {p.shape[0]}), got {tuple(m.shape)}"
+        )
+    m = m.to(p.dtype)
+    if not bool(((m == 0) | (m == 1)).all()):
+        raise ValueError("masks: expected 0/1 membership entries")
     if bool((m.sum(1) == 0).any()):
         raise ValueError(
             "masks: every subset must contain at least one IC (an empty subset has no prediction)"
         )
-    assert y is not None
     out = torch.empty(m.shape[0], dtype=torch.float64)
     chunk = max(1, int(2e7 // max(1, p.shape[1] * p.shape[2])))
     for s in range(0, m.shape[0], chunk):  # chunks of subsets bound the memory; samples stay vectorised
@@ -101,6 +83,9 @@ class SlieSelection:
     all_accuracies: tuple[float, ...]
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "depth", validate.int_in_range(self.depth, "depth", 1, MAX_DEPTH))
+        object.__setattr__(self, "subset", int_sequence(self.subset, "subset"))
+        validate.fraction(self.accuracy, "accuracy")
         if not self.subset:
             raise ValueError("subset: expected at least one IC, got an empty subset")
         if (
@@ -121,8 +106,7 @@ def calibrate_subset(ic_probs: torch.Tensor, labels: torch.Tensor, depth: int) -
     """
     p, y = _check_probs(ic_probs, labels)
     k_all, n, c = p.shape
-    if isinstance(depth, bool) or not isinstance(depth, int) or not 1 <= depth <= k_all:
-        raise ValueError(f"depth: expected an int in [1, {k_all}] (the number of ICs), got {depth!r}")
+    depth = validate.int_in_range(depth, "depth", 1, min(k_all, MAX_DEPTH))
     if n < c:
         raise ValueError(
             f"ic_probs: the calibration set has {n} samples, fewer than the {c} classes; "
@@ -140,9 +124,7 @@ class SlieCalibrator:
     ``calibration_accuracy_``; ``predict_proba(ic_probs)`` (K, N, C) -> (N, C) averages the subset."""
 
     def __init__(self, depth: int = 5) -> None:
-        if isinstance(depth, bool) or not isinstance(depth, int) or depth < 1:
-            raise ValueError(f"depth: expected a positive int, got {depth!r}")
-        self.depth = depth
+        self.depth = validate.int_in_range(depth, "depth", 1, MAX_DEPTH)
 
     def fit(self, ic_probs: torch.Tensor, labels: torch.Tensor) -> SlieCalibrator:
         sel = calibrate_subset(ic_probs, labels, self.depth)
@@ -158,7 +140,7 @@ class SlieCalibrator:
 
     def predict_proba(self, ic_probs: torch.Tensor) -> torch.Tensor:
         self._fitted()
-        p, _ = _check_probs(ic_probs, None)
+        p = as_probabilities(ic_probs, "ic_probs", ndim=3)
         if p.shape[0] < self.depth_:
             raise ValueError(f"ic_probs: expected at least {self.depth_} ICs, got {p.shape[0]}")
         return p[list(self.subset_)].mean(0)

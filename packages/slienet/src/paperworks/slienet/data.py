@@ -8,19 +8,28 @@
   bilinearly upsampled to ``size x size``, one channel, scaled to [0, 1].
 - :func:`prototype_images`: a generated ``n_classes``-way image set. Generative model: each class
   ``c`` has a latent smooth colour prototype ``P_c`` (3 x size x size; white noise blurred by a
-  Gaussian of width ``size/8``, standardised); an observed image is ``P_c`` circularly shifted by a
-  random offset in ``{-max_shift..max_shift}^2``, scaled by a contrast ``~ U(0.7, 1.3)``, plus a
-  brightness offset ``~ N(0, 0.2)`` per channel and pixel noise ``~ N(0, noise^2)``.
+  Gaussian of width ``size/8``, standardised). With ``coarse_share = rho > 0`` the classes come in
+  ``n_coarse`` groups (class ``c`` in group ``c mod n_coarse``, as CIFAR-100's 100 fine classes sit in
+  20 super-classes) and ``P_c = std(sqrt(rho) G_g + sqrt(1 - rho) U_c)``: a prototype ``G_g`` shared by
+  the group plus the class's own ``U_c`` (both smoothed noise), so classes of one group look alike. An
+  observed image is ``P_c`` circularly shifted by a random offset in ``{-max_shift..max_shift}^2``,
+  scaled by a contrast ``~ U(lo, hi)`` (default ``U(0.7, 1.3)``), plus a brightness offset
+  ``~ N(0, 0.2)`` per channel and pixel noise ``~ N(0, noise^2)``. Latent: the prototypes, shifts,
+  contrasts, brightness, noise; observed: the image and its class.
 """
 
 from __future__ import annotations
 
+import math
+import os
 import pickle
 from pathlib import Path
 
 import numpy as np
 import torch
 from torch.nn import functional as F
+
+from paperworks.core import validate
 
 __all__ = ["load_cifar100", "digits_images", "prototype_images", "standardize", "split_indices"]
 
@@ -74,10 +83,10 @@ def load_cifar100(
     ``dict``/``list``/``bytes``/``str``/``int`` raises :class:`pickle.UnpicklingError` before anything
     of it runs.
     """
-    if split not in ("train", "test"):
-        raise ValueError(f"split: expected 'train' or 'test', got {split!r}")
-    if label not in ("fine", "coarse"):
-        raise ValueError(f"label: expected 'fine' or 'coarse', got {label!r}")
+    validate.one_of(split, "split", ("train", "test"))
+    validate.one_of(label, "label", ("fine", "coarse"))
+    if not isinstance(root, str | os.PathLike):
+        raise TypeError(f"root: expected a folder path, got {type(root).__name__}")
     root = Path(root)
     path = root / split
     if not path.is_file():
@@ -94,12 +103,28 @@ def load_cifar100(
     key = f"{label}_labels".encode()
     if not isinstance(batch, dict) or b"data" not in batch or key not in batch:
         raise ValueError(f"{path}: expected a dict with b'data' and {key!r} (CIFAR-100 python format)")
-    data = np.asarray(batch[b"data"], dtype=np.uint8)
-    labels = np.asarray(batch[key], dtype=np.int64)
-    if data.ndim != 2 or data.shape[1] != 3072:
-        raise ValueError(f"{path}: expected data rows of 3072 bytes (3 x 32 x 32), got shape {data.shape}")
-    if labels.shape != (data.shape[0],):
-        raise ValueError(f"{path}: {data.shape[0]} images but {labels.shape} labels")
+    data = np.asarray(batch[b"data"])
+    if data.dtype != np.uint8 or data.ndim != 2 or data.shape[1] != 3072:
+        raise ValueError(
+            f"{path}: expected uint8 data rows of 3072 bytes (3 x 32 x 32), got {data.dtype} of "
+            f"shape {data.shape}"
+        )
+    try:
+        labels = np.asarray(batch[key])
+    except (TypeError, ValueError):
+        raise ValueError(f"{path}: {key!r} is not a list of integers") from None
+    if labels.dtype.kind not in "iu" or labels.shape != (data.shape[0],):
+        raise ValueError(
+            f"{path}: expected {data.shape[0]} integer {label} labels (one per image), got {labels.dtype} "
+            f"of shape {labels.shape}"
+        )
+    n_classes = 100 if label == "fine" else 20
+    if labels.min() < 0 or labels.max() >= n_classes:
+        raise ValueError(
+            f"{path}: {label} labels expected in [0, {n_classes - 1}], got values in "
+            f"[{labels.min()}, {labels.max()}]"
+        )
+    labels = labels.astype(np.int64)
     return data.reshape(-1, 3, 32, 32).astype(np.float32) / 255.0, labels
 
 
@@ -126,32 +151,16 @@ def _digits_raw() -> tuple[np.ndarray, np.ndarray]:
 
 def digits_images(size: int = 16) -> tuple[np.ndarray, np.ndarray]:
     """scikit-learn digits upsampled to ``(1797, 1, size, size)`` float32 in [0, 1], labels 0..9."""
-    if not isinstance(size, int) or size < 8:
-        raise ValueError(f"size: expected an int >= 8, got {size!r}")
+    size = validate.int_in_range(size, "size", 8)
     pixels, labels = _digits_raw()
     x = torch.from_numpy(pixels.reshape(-1, 8, 8).astype(np.float32) / 16.0)[:, None]
     x = F.interpolate(x, size=(size, size), mode="bilinear", align_corners=False)
     return x.numpy(), labels
 
 
-def prototype_images(
-    n_classes: int = 100,
-    per_class: int = 30,
-    *,
-    size: int = 16,
-    noise: float = 0.6,
-    max_shift: int = 2,
-    seed: int = 0,
-) -> tuple[np.ndarray, np.ndarray]:
-    """Generated images ``(n_classes * per_class, 3, size, size)`` float32 and labels (see module doc)."""
-    if n_classes < 2 or per_class < 1 or size < 4:
-        raise ValueError(
-            f"expected n_classes >= 2, per_class >= 1, size >= 4; got {n_classes}, {per_class}, {size}"
-        )
-    if noise < 0 or max_shift < 0:
-        raise ValueError(f"noise and max_shift must be >= 0, got {noise}, {max_shift}")
-    g = torch.Generator().manual_seed(int(seed))
-    white = torch.randn(n_classes, 3, size, size, generator=g)
+def _smooth_noise(g: torch.Generator, n: int, size: int) -> torch.Tensor:
+    """``n`` standardised smooth colour fields (3, size, size): white noise blurred by a Gaussian."""
+    white = torch.randn(n, 3, size, size, generator=g)
     sigma = max(size / 8.0, 0.5)
     r = torch.arange(-size // 2, size // 2 + 1, dtype=torch.float32)
     k1 = torch.exp(-0.5 * (r / sigma) ** 2)
@@ -161,12 +170,60 @@ def prototype_images(
         F.pad(white.reshape(-1, 1, size, size), (pad, pad, 0, 0), mode="circular"), k1.view(1, 1, 1, -1)
     )
     blur = F.conv2d(F.pad(blur, (0, 0, pad, pad), mode="circular"), k1.view(1, 1, -1, 1))
-    proto = blur.reshape(n_classes, 3, size, size)
-    proto = (proto - proto.mean(dim=(1, 2, 3), keepdim=True)) / proto.std(dim=(1, 2, 3), keepdim=True)
+    field = blur.reshape(n, 3, size, size)
+    return (field - field.mean(dim=(1, 2, 3), keepdim=True)) / field.std(dim=(1, 2, 3), keepdim=True)
+
+
+def prototype_images(
+    n_classes: int = 100,
+    per_class: int = 30,
+    *,
+    size: int = 16,
+    noise: float = 0.6,
+    max_shift: int = 2,
+    n_coarse: int | None = None,
+    coarse_share: float = 0.0,
+    contrast: tuple[float, float] = (0.7, 1.3),
+    seed: int = 0,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Generated images ``(n_classes * per_class, 3, size, size)`` float32 and labels (see module doc).
+
+    ``n_coarse`` groups (default ``max(1, n_classes // 5)``) share a ``coarse_share`` in [0, 1) of
+    their classes' prototype variance; ``coarse_share = 0`` gives independent prototypes. Each image's
+    contrast is uniform on ``contrast = (lo, hi)``; a range reaching down to 0 makes some images
+    nearly signal-free (hard samples: an irreducible error, as blurry or occluded photos give).
+    """
+    n_classes = validate.int_in_range(n_classes, "n_classes", 2)
+    per_class = validate.positive_int(per_class, "per_class")
+    size = validate.int_in_range(size, "size", 4)
+    noise = validate.nonnegative_float(noise, "noise")
+    max_shift = validate.nonnegative_int(max_shift, "max_shift")
+    coarse_share = validate.fraction(coarse_share, "coarse_share", open_high=True)
+    n_coarse = (
+        max(1, n_classes // 5)
+        if n_coarse is None
+        else validate.int_in_range(n_coarse, "n_coarse", 1, n_classes)
+    )
+    if isinstance(contrast, str | bytes) or not isinstance(contrast, tuple | list) or len(contrast) != 2:
+        raise ValueError(f"contrast: expected a pair (lo, hi), got {contrast!r}")
+    c_lo = validate.nonnegative_float(contrast[0], "contrast")
+    c_hi = validate.nonnegative_float(contrast[1], "contrast")
+    if c_hi < c_lo:
+        raise ValueError(f"contrast: expected lo <= hi, got {contrast!r}")
+    seed = validate.nonnegative_int(seed, "seed")
+    g = torch.Generator().manual_seed(int(seed))
+    proto = _smooth_noise(g, n_classes, size)
     n = n_classes * per_class
     labels = torch.arange(n_classes).repeat_interleave(per_class)
-    imgs = proto[labels]
     shifts = torch.randint(-max_shift, max_shift + 1, (n, 2), generator=g)
+    scale = c_lo + (c_hi - c_lo) * torch.rand(n, 1, 1, 1, generator=g)
+    bright = 0.2 * torch.randn(n, 3, 1, 1, generator=g)
+    pixel = torch.randn(n, 3, size, size, generator=g)
+    if coarse_share > 0:
+        shared = _smooth_noise(g, n_coarse, size)[torch.arange(n_classes) % n_coarse]
+        proto = math.sqrt(coarse_share) * shared + math.sqrt(1 - coarse_share) * proto
+        proto = (proto - proto.mean(dim=(1, 2, 3), keepdim=True)) / proto.std(dim=(1, 2, 3), keepdim=True)
+    imgs = proto[labels]
     rows = (torch.arange(size)[None, :] - shifts[:, :1]) % size  # (n, size)
     cols = (torch.arange(size)[None, :] - shifts[:, 1:]) % size
     imgs = imgs[
@@ -175,14 +232,16 @@ def prototype_images(
         rows[:, None, :, None],
         cols[:, None, None, :],
     ]
-    contrast = 0.7 + 0.6 * torch.rand(n, 1, 1, 1, generator=g)
-    bright = 0.2 * torch.randn(n, 3, 1, 1, generator=g)
-    imgs = contrast * imgs + bright + noise * torch.randn(imgs.shape, generator=g)
+    imgs = scale * imgs + bright + noise * pixel
     return imgs.numpy().astype(np.float32), labels.numpy().astype(np.int64)
 
 
 def standardize(train: np.ndarray, *others: np.ndarray) -> tuple[np.ndarray, ...]:
     """Per-channel standardisation with the training set's mean and std (applied to all arrays)."""
+    train = validate.finite_array(train, "train", ndim=4)
+    others = tuple(
+        validate.finite_array(a, f"others[{i}]", shape=(None, *train.shape[1:])) for i, a in enumerate(others)
+    )
     mean = train.mean(axis=(0, 2, 3), keepdims=True)
     std = train.std(axis=(0, 2, 3), keepdims=True) + 1e-6
     return tuple(((a - mean) / std).astype(np.float32) for a in (train, *others))
@@ -192,8 +251,14 @@ def split_indices(
     labels: np.ndarray, fractions: tuple[float, float, float], seed: int
 ) -> tuple[np.ndarray, ...]:
     """Stratified train / calibration / test indices with the given fractions (summing to 1)."""
-    if len(fractions) != 3 or abs(sum(fractions) - 1) > 1e-9 or min(fractions) <= 0:
+    labels = validate.finite_array(labels, "labels", ndim=1, dtype_kind="i")
+    if isinstance(fractions, str | bytes) or not isinstance(fractions, tuple | list) or len(fractions) != 3:
+        raise ValueError(f"fractions: expected three positive numbers summing to 1, got {fractions!r}")
+    fr = [validate.finite_float(f, "fractions") for f in fractions]
+    if abs(sum(fr) - 1) > 1e-9 or min(fr) <= 0:
         raise ValueError(f"fractions: expected three positive numbers summing to 1, got {fractions}")
+    fractions = (fr[0], fr[1], fr[2])
+    seed = validate.nonnegative_int(seed, "seed")
     rng = np.random.default_rng(seed)
     parts: list[list[np.ndarray]] = [[], [], []]
     for c in np.unique(labels):

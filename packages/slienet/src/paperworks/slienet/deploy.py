@@ -7,14 +7,23 @@ branch, so it exports to a single graph; :class:`VanillaPlan` is the plain backb
 
 On this CPU the analogue of the paper's TensorRT FP16 engine is an ONNX Runtime session with all graph
 optimisations (``ORT_ENABLE_ALL``: constant folding, conv+BN+ReLU fusion) in FP32; ``torch.export``'s
-``ExportedProgram`` is the PyTorch-native static graph. ``onnx``/``onnxruntime`` are the ``onnx``
-extra, imported only inside the functions that need them.
+``ExportedProgram`` is the PyTorch-native static graph (``torch.compile`` / AOTInductor compile it).
+Exports take a fixed batch size by default (static shapes let a runtime plan memory once, as
+TensorRT does) or a dynamic batch axis (``dynamic_batch=True``, as the authors' export script does).
+``onnx``/``onnxruntime`` are the ``onnx`` extra, imported only inside the functions that need them.
+
+Warnings are filtered narrowly: only the exporter's notice that the TorchScript-based exporter is
+legacy, and its logger's notes about torchvision operators (none are used here). Every other warning,
+``torch.jit.TracerWarning`` above all (it reveals data-dependent control flow that a trace would
+freeze into a constant), reaches the caller. An exporter that fails raises; there is no silent retry
+with the other exporter.
 """
 
 from __future__ import annotations
 
 import contextlib
 import logging
+import os
 import warnings
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -24,9 +33,25 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from .backbones import MultiExitNet, check_images
+from paperworks.core import validate
 
-__all__ = ["OnnxPlan", "SliePlan", "VanillaPlan", "export_onnx", "export_onnx_module", "export_program"]
+from ._checks import as_images, check_module, int_sequence
+from .backbones import MultiExitNet
+
+__all__ = [
+    "EXPORTERS",
+    "OnnxPlan",
+    "SliePlan",
+    "VanillaPlan",
+    "export_onnx",
+    "export_onnx_module",
+    "export_program",
+    "ort_session",
+]
+
+#: the ONNX exporters :func:`export_onnx_module` can use: the TorchScript-based tracer (seconds per
+#: graph here) and the ``torch.export``-based one (several times slower to export here)
+EXPORTERS = ("torchscript", "dynamo")
 
 
 class SliePlan(nn.Module):
@@ -39,12 +64,10 @@ class SliePlan(nn.Module):
 
     def __init__(self, model: MultiExitNet, subset: Sequence[int], depth: int) -> None:
         super().__init__()
+        check_module(model, "model", MultiExitNet)
         k_all = model.num_ics
-        if isinstance(depth, bool) or not isinstance(depth, int) or not 1 <= depth <= k_all:
-            raise ValueError(
-                f"depth: expected an int in [1, {k_all}] (the model has {k_all} ICs), got {depth!r}"
-            )
-        sub = tuple(int(i) for i in subset)
+        depth = validate.int_in_range(depth, "depth", 1, k_all)
+        sub = int_sequence(subset, "subset")
         if not sub:
             raise ValueError("subset: expected at least one IC index, got an empty subset")
         if list(sub) != sorted(set(sub)) or sub[0] < 0 or sub[-1] >= depth:
@@ -55,6 +78,7 @@ class SliePlan(nn.Module):
         self.depth = depth
         self.in_channels = model.in_channels
         self.image_size = model.image_size
+        self.num_classes = model.num_classes
         self.taps = tuple(model.ic_after[i] for i in sub)
         self.stem = model.stem
         self.blocks = nn.ModuleList(list(model.blocks[: self.taps[-1] + 1]))
@@ -73,8 +97,8 @@ class SliePlan(nn.Module):
 
     @torch.no_grad()
     def predict_proba(self, x: torch.Tensor) -> torch.Tensor:
-        """Checked entry point: validates ``x`` and runs the plan in eval mode."""
-        check_images(x, self.in_channels, self.image_size)
+        """Checked entry point: validates ``x`` (shape, dtype, NaN/inf) and runs the plan in eval mode."""
+        x = as_images(x, "x", in_channels=self.in_channels, image_size=self.image_size)
         self.eval()
         return self(x)
 
@@ -84,8 +108,10 @@ class VanillaPlan(nn.Module):
 
     def __init__(self, model: MultiExitNet) -> None:
         super().__init__()
+        check_module(model, "model", MultiExitNet)
         self.in_channels = model.in_channels
         self.image_size = model.image_size
+        self.num_classes = model.num_classes
         self.stem = model.stem
         self.blocks = nn.Sequential(*model.blocks)
         self.head = model.head
@@ -95,41 +121,78 @@ class VanillaPlan(nn.Module):
 
     @torch.no_grad()
     def predict_proba(self, x: torch.Tensor) -> torch.Tensor:
-        check_images(x, self.in_channels, self.image_size)
+        """Checked entry point: validates ``x`` (shape, dtype, NaN/inf) and runs the plan in eval mode."""
+        x = as_images(x, "x", in_channels=self.in_channels, image_size=self.image_size)
         self.eval()
         return self(x)
 
 
 def _example(plan: nn.Module, batch_size: int) -> torch.Tensor:
-    if not isinstance(batch_size, int) or batch_size < 1:
-        raise ValueError(f"batch_size: expected a positive int, got {batch_size!r}")
+    check_module(plan, "plan")
+    batch_size = validate.positive_int(batch_size, "batch_size")
     c, s = getattr(plan, "in_channels", None), getattr(plan, "image_size", None)
     if c is None or s is None:
         raise TypeError(
             "plan: expected a module with in_channels and image_size (SliePlan, VanillaPlan, ...)"
         )
-    return torch.zeros(batch_size, c, s, s)
+    device = next(iter(plan.parameters()), torch.zeros(())).device
+    return torch.zeros(batch_size, c, s, s, device=device)
 
 
-def export_program(plan: nn.Module, batch_size: int = 1) -> torch.export.ExportedProgram:
-    """``torch.export`` the plan (eval mode) at a fixed batch size: one static ``ExportedProgram``."""
+def export_program(
+    plan: nn.Module, batch_size: int = 1, *, dynamic_batch: bool = False
+) -> torch.export.ExportedProgram:
+    """``torch.export`` the plan (eval mode): one static ``ExportedProgram``.
+
+    ``dynamic_batch=False``: the batch size is fixed at ``batch_size``; ``True``: the batch axis is
+    symbolic (traced at ``max(batch_size, 2)``, since torch.export specialises a size of 1).
+    """
+    if not isinstance(dynamic_batch, bool):
+        raise TypeError(f"dynamic_batch: expected a bool, got {type(dynamic_batch).__name__}")
+    example = _example(plan, max(batch_size, 2) if dynamic_batch else batch_size)
     plan.eval()
+    kwargs = {}
+    if dynamic_batch:
+        kwargs["dynamic_shapes"] = ({0: torch.export.Dim("batch", min=1)},)
     with torch.no_grad():
-        return torch.export.export(plan, (_example(plan, batch_size),))
+        return torch.export.export(plan, (example,), **kwargs)
 
 
 @contextlib.contextmanager
-def _quiet_exporter() -> Iterator[None]:
-    """Silence the exporter's warnings about torchvision ops it cannot register (none are used here)."""
+def _exporter_notices_filtered() -> Iterator[None]:
+    """Hide the exporter's own notices (and nothing else): the legacy-exporter deprecation notice and
+    the torchvision-operator notes of the ``torch.onnx`` logger."""
     log = logging.getLogger("torch.onnx")
     level = log.level
     log.setLevel(logging.ERROR)
     try:
         with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
+            warnings.filterwarnings(
+                "ignore",
+                message=r"You are using the legacy TorchScript-based ONNX export",
+                category=DeprecationWarning,
+            )
+            warnings.filterwarnings(
+                "ignore",
+                message=r"The feature will be removed\. Please remove usage of this function",
+                category=DeprecationWarning,
+            )
             yield
     finally:
         log.setLevel(level)
+
+
+def _names(values: Sequence[str], name: str) -> list[str]:
+    if isinstance(values, str) or not isinstance(values, Sequence) or not values:
+        raise TypeError(f"{name}: expected a non-empty list of names, got {values!r}")
+    out = []
+    for v in values:
+        if not isinstance(v, str) or not v.strip():
+            raise ValueError(f"{name}: expected non-empty strings, got {v!r}")
+        out.append(v)
+    if len(set(out)) != len(out):
+        raise ValueError(f"{name}: expected distinct names, got {out}")
+    return out
 
 
 def export_onnx_module(
@@ -140,59 +203,157 @@ def export_onnx_module(
     input_names: Sequence[str] = ("images",),
     output_names: Sequence[str] = ("probs",),
     opset: int = 18,
+    dynamic_batch: bool = False,
+    exporter: str = "torchscript",
 ) -> Path:
-    """Export any module (eval mode) at the fixed shape of ``example`` to ONNX (``onnx`` extra)."""
-    import onnx  # noqa: F401 - fail early with a clear ImportError when the extra is missing
+    """Export a module (eval mode) to ONNX at ``path`` (``onnx`` extra); returns the path.
 
+    ``example``: an input of the shape to export; ``dynamic_batch=True`` makes axis 0 of every input
+    and output symbolic (``"batch"``), else every shape is fixed at the example's. ``exporter``: one of
+    :data:`EXPORTERS`, ``"torchscript"`` (default; seconds per graph) or ``"dynamo"`` (the
+    ``torch.export``-based one). A failing export raises ``RuntimeError`` naming the exporter; the file
+    is checked with ``onnx.checker`` before it is returned.
+    """
+    import onnx  # fail early with a clear ImportError when the extra is missing
+
+    check_module(module, "module")
+    if not isinstance(example, torch.Tensor):
+        raise TypeError(f"example: expected a torch.Tensor input, got {type(example).__name__}")
+    if example.dim() == 0 or example.shape[0] == 0:
+        raise ValueError(f"example: expected a batch of at least one input, got shape {tuple(example.shape)}")
+    if not isinstance(path, str | os.PathLike):
+        raise TypeError(f"path: expected a file path, got {type(path).__name__}")
     path = Path(path)
+    if not path.parent.is_dir():
+        raise FileNotFoundError(f"path: the folder {path.parent} does not exist")
+    inputs, outputs = _names(input_names, "input_names"), _names(output_names, "output_names")
+    if len(inputs) != 1:
+        raise ValueError(f"input_names: expected one name (the module takes one tensor), got {inputs}")
+    opset = validate.int_in_range(opset, "opset", 13, 23)
+    if not isinstance(dynamic_batch, bool):
+        raise TypeError(f"dynamic_batch: expected a bool, got {type(dynamic_batch).__name__}")
+    exporter = validate.one_of(exporter, "exporter", EXPORTERS)
+    if dynamic_batch and exporter == "dynamo" and example.shape[0] == 1:
+        example = example.expand(2, *example.shape[1:]).contiguous()  # torch.export specialises size 1
     module.eval()
-    kwargs = dict(input_names=list(input_names), output_names=list(output_names), opset_version=opset)
-    with torch.no_grad(), _quiet_exporter():
-        try:  # the TorchScript-based exporter: ~1-3 s here, against 10-30 s for the dynamo one
-            torch.onnx.export(module, (example,), str(path), dynamo=False, **kwargs)
-        except (TypeError, ValueError, RuntimeError):  # a torch without it: the torch.export-based exporter
-            torch.onnx.export(module, (example,), str(path), dynamo=True, external_data=False, **kwargs)
+    kwargs: dict = dict(input_names=inputs, output_names=outputs, opset_version=opset)
+    if exporter == "torchscript":
+        if dynamic_batch:
+            kwargs["dynamic_axes"] = {n: {0: "batch"} for n in inputs + outputs}
+        kwargs["dynamo"] = False
+    else:
+        if dynamic_batch:
+            kwargs["dynamic_shapes"] = ({0: torch.export.Dim("batch", min=1)},)
+        kwargs.update(dynamo=True, external_data=False, verbose=False)
+    with torch.no_grad(), _exporter_notices_filtered():
+        try:
+            torch.onnx.export(module, (example,), str(path), **kwargs)
+        except Exception as e:  # one exporter, chosen by the caller: its failure is the caller's to see
+            first = str(e).strip().splitlines()[0] if str(e).strip() else ""
+            other = "dynamo" if exporter == "torchscript" else "torchscript"
+            raise RuntimeError(
+                f"export_onnx: the {exporter} exporter failed on {type(module).__name__} "
+                f"({type(e).__name__}: {first[:300]}); exporter={other!r} may work"
+            ) from e
+    onnx.checker.check_model(str(path))
     return path
 
 
-def export_onnx(plan: nn.Module, path: str | Path, batch_size: int = 1, *, opset: int = 18) -> Path:
+def export_onnx(
+    plan: nn.Module,
+    path: str | Path,
+    batch_size: int = 1,
+    *,
+    opset: int = 18,
+    dynamic_batch: bool = False,
+    exporter: str = "torchscript",
+) -> Path:
     """Export a plan to an ONNX file at ``path`` with input ``images`` and output ``probs``.
 
-    The batch size is fixed (static shapes let ONNX Runtime plan memory once, as TensorRT does).
-    Needs the ``onnx`` extra.
+    ``dynamic_batch=False`` (default): the batch size is fixed at ``batch_size`` (static shapes let
+    ONNX Runtime plan memory once, as TensorRT does); ``True``: a symbolic batch axis, so one file
+    serves every batch size. Needs the ``onnx`` extra. See :func:`export_onnx_module`.
     """
-    return export_onnx_module(plan, _example(plan, batch_size), path, opset=opset)
+    return export_onnx_module(
+        plan, _example(plan, batch_size), path, opset=opset, dynamic_batch=dynamic_batch, exporter=exporter
+    )
+
+
+def ort_session(
+    path: str | Path, *, threads: int = 1, optimize: bool = True, providers: Sequence[str] | None = None
+):
+    """An ``onnxruntime.InferenceSession`` on ``path``: ``threads`` intra-op threads, sequential
+    execution, all graph optimisations when ``optimize``; ``providers``: execution providers in order
+    of preference (default ``["CPUExecutionProvider"]``; each must be one that this onnxruntime build
+    offers, ``onnxruntime.get_available_providers()``)."""
+    import onnxruntime as ort
+
+    if not isinstance(path, str | os.PathLike):
+        raise TypeError(f"path: expected a path to an .onnx file, got {type(path).__name__}")
+    if not Path(path).is_file():
+        raise FileNotFoundError(f"path: no ONNX file at {path}")
+    threads = validate.positive_int(threads, "threads")
+    if not isinstance(optimize, bool):
+        raise TypeError(f"optimize: expected a bool, got {type(optimize).__name__}")
+    if providers is None:
+        providers = ["CPUExecutionProvider"]
+    if isinstance(providers, str) or not isinstance(providers, Sequence) or not providers:
+        raise TypeError(
+            f"providers: expected a non-empty list of execution provider names, got {providers!r}"
+        )
+    available = ort.get_available_providers()
+    for prov in providers:
+        if prov not in available:
+            raise ValueError(
+                f"providers: {prov!r} is not available in this onnxruntime build; available: {available}"
+            )
+    opts = ort.SessionOptions()
+    opts.intra_op_num_threads = threads
+    opts.inter_op_num_threads = 1
+    opts.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+    opts.graph_optimization_level = (
+        ort.GraphOptimizationLevel.ORT_ENABLE_ALL if optimize else ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    )
+    opts.log_severity_level = 3
+    return ort.InferenceSession(str(path), opts, providers=list(providers))
 
 
 class OnnxPlan:
     """An ONNX Runtime session on an exported plan: ``plan(x (B, C, S, S) float32) -> probs (B, C)``.
 
-    ``optimize=True`` enables all graph optimisations; ``threads`` sets intra-op threads.
+    ``optimize=True`` enables all graph optimisations; ``threads`` sets intra-op threads;
+    ``providers`` the execution providers (default: CPU), see :func:`ort_session`. A graph exported
+    with a dynamic batch axis accepts any batch size; a fixed one only its own.
     """
 
-    def __init__(self, path: str | Path, *, threads: int = 1, optimize: bool = True) -> None:
-        import onnxruntime as ort
-
-        opts = ort.SessionOptions()
-        opts.intra_op_num_threads = int(threads)
-        opts.inter_op_num_threads = 1
-        opts.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
-        opts.graph_optimization_level = (
-            ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-            if optimize
-            else ort.GraphOptimizationLevel.ORT_DISABLE_ALL
-        )
-        opts.log_severity_level = 3
-        self.session = ort.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"])
+    def __init__(
+        self,
+        path: str | Path,
+        *,
+        threads: int = 1,
+        optimize: bool = True,
+        providers: Sequence[str] | None = None,
+    ) -> None:
+        self.session = ort_session(path, threads=threads, optimize=optimize, providers=providers)
         inp = self.session.get_inputs()[0]
         self.input_name = inp.name
-        self.input_shape = tuple(inp.shape)
+        self.input_shape = tuple(d if isinstance(d, int) else None for d in inp.shape)
         self.output_names = [o.name for o in self.session.get_outputs()]
+        self.providers = tuple(self.session.get_providers())
 
     def __call__(self, x: np.ndarray) -> np.ndarray:
-        if not isinstance(x, np.ndarray) or x.dtype != np.float32 or tuple(x.shape) != self.input_shape:
+        shape = tuple(getattr(x, "shape", ()))
+        ok = (
+            isinstance(x, np.ndarray)
+            and x.dtype == np.float32
+            and len(shape) == len(self.input_shape)
+            and all(want is None or want == got for want, got in zip(self.input_shape, shape, strict=True))
+            and 0 not in shape
+        )
+        if not ok:
+            want = "(" + ", ".join("batch" if d is None else str(d) for d in self.input_shape) + ")"
             raise ValueError(
-                f"x: expected a float32 numpy array of shape {self.input_shape}, got "
-                f"{type(x).__name__} {getattr(x, 'dtype', '')} {tuple(getattr(x, 'shape', ()))}"
+                f"x: expected a float32 numpy array of shape {want}, got "
+                f"{type(x).__name__} {getattr(x, 'dtype', '')} {shape}"
             )
         return self.session.run(self.output_names[:1], {self.input_name: x})[0]

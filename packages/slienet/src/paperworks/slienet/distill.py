@@ -17,22 +17,29 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import numpy as np
 import torch
 from torch import nn
 from torch.nn import functional as F
+
+from paperworks.core import validate
+
+from ._checks import as_labels, in_graph_capture
 
 __all__ = ["SelfDistillationLoss", "sdn_ic_weights", "self_distillation_loss"]
 
 
 def sdn_ic_weights(ic_costs: Sequence[float], progress: float) -> torch.Tensor:
     """SDN's IC loss weights ``0.01 + progress * (cost - 0.01)`` (K,), ``progress`` in [0, 1]."""
-    if not 0.0 <= progress <= 1.0:
-        raise ValueError(f"progress: expected a number in [0, 1], got {progress}")
-    c = torch.as_tensor(list(ic_costs), dtype=torch.float32)
-    if c.ndim != 1 or c.numel() == 0 or not bool(((c > 0) & (c <= 1)).all()):
-        raise ValueError(
-            f"ic_costs: expected a non-empty list of FLOPs fractions in (0, 1], got {list(ic_costs)}"
-        )
+    progress = validate.fraction(progress, "progress")
+    if isinstance(ic_costs, str | bytes) or not isinstance(ic_costs, Sequence | np.ndarray | torch.Tensor):
+        raise TypeError(f"ic_costs: expected a sequence of FLOPs fractions, got {type(ic_costs).__name__}")
+    vals = [
+        validate.finite_float(float(c) if isinstance(c, torch.Tensor) else c, "ic_costs") for c in ic_costs
+    ]
+    if not vals or not all(0 < c <= 1 for c in vals):
+        raise ValueError(f"ic_costs: expected a non-empty list of FLOPs fractions in (0, 1], got {vals}")
+    c = torch.tensor(vals, dtype=torch.float32)
     return 0.01 + progress * (c - 0.01)
 
 
@@ -44,13 +51,28 @@ def self_distillation_loss(
     *,
     alpha: float = 0.3,
     temperature: float = 4.0,
+    check: bool = True,
 ) -> torch.Tensor:
-    """The LSD loss above (scalar). Shapes: ``(B, C)``, ``(K, B, C)``, ``(B,)`` int, ``(K,)``."""
+    """The LSD loss above (scalar). Shapes: ``(B, C)``, ``(K, B, C)``, ``(B,)`` int, ``(K,)``.
+
+    ``check``: also check the values (finite logits and weights, targets in ``[0, C - 1]``; a host
+    sync, skipped while torch compiles or traces). The shapes and dtypes are always checked.
+    """
+    for name, t in (("final_logits", final_logits), ("ic_logits", ic_logits), ("target", target)):
+        if not isinstance(t, torch.Tensor):
+            raise TypeError(f"{name}: expected a torch.Tensor, got {type(t).__name__}")
+    if not isinstance(ic_weights, torch.Tensor):
+        raise TypeError(f"ic_weights: expected a torch.Tensor, got {type(ic_weights).__name__}")
     if final_logits.dim() != 2:
         raise ValueError(f"final_logits: expected shape (B, C), got {tuple(final_logits.shape)}")
     b, c = final_logits.shape
     if b == 0:
         raise ValueError("final_logits: expected a non-empty batch")
+    if not final_logits.is_floating_point() or not ic_logits.is_floating_point():
+        raise TypeError(
+            "final_logits, ic_logits: expected floating-point logits, got "
+            f"{final_logits.dtype}, {ic_logits.dtype}"
+        )
     if ic_logits.dim() != 3 or ic_logits.shape[1:] != (b, c):
         raise ValueError(f"ic_logits: expected shape (K, {b}, {c}), got {tuple(ic_logits.shape)}")
     if target.shape != (b,) or target.dtype not in (torch.int64, torch.int32):
@@ -60,10 +82,15 @@ def self_distillation_loss(
     k = ic_logits.shape[0]
     if ic_weights.shape != (k,):
         raise ValueError(f"ic_weights: expected shape ({k},), got {tuple(ic_weights.shape)}")
-    if not 0.0 <= alpha <= 1.0:
-        raise ValueError(f"alpha: expected a number in [0, 1], got {alpha}")
-    if not temperature > 0:
-        raise ValueError(f"temperature: expected a positive number, got {temperature}")
+    alpha = validate.fraction(alpha, "alpha")
+    temperature = validate.positive_float(temperature, "temperature")
+    if check and not in_graph_capture():
+        as_labels(target, "target", n=b, num_classes=c)
+        for name, t in (("final_logits", final_logits), ("ic_logits", ic_logits), ("ic_weights", ic_weights)):
+            if not bool(torch.isfinite(t).all()):
+                raise ValueError(f"{name}: expected finite values, found NaN or inf")
+        if bool((ic_weights < 0).any()):
+            raise ValueError("ic_weights: expected non-negative weights")
     loss = F.cross_entropy(final_logits, target)
     if k == 0:
         return loss
@@ -83,12 +110,8 @@ class SelfDistillationLoss(nn.Module):
 
     def __init__(self, alpha: float = 0.3, temperature: float = 4.0) -> None:
         super().__init__()
-        if not 0.0 <= alpha <= 1.0:
-            raise ValueError(f"alpha: expected a number in [0, 1], got {alpha}")
-        if not temperature > 0:
-            raise ValueError(f"temperature: expected a positive number, got {temperature}")
-        self.alpha = float(alpha)
-        self.temperature = float(temperature)
+        self.alpha = validate.fraction(alpha, "alpha")
+        self.temperature = validate.positive_float(temperature, "temperature")
 
     def forward(
         self,

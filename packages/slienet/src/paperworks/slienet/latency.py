@@ -13,6 +13,8 @@ from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 
+from paperworks.core import validate
+
 __all__ = ["deadline_misses", "latency_stats", "measure_interleaved"]
 
 
@@ -29,14 +31,27 @@ def measure_interleaved(
     ``every[name] = m`` measures that variant only every m-th round (for slow variants).
     ``progress`` wraps the round iterator (e.g. ``Progress.track``). Returns ``name -> (n,) seconds``.
     """
-    if rounds < 1:
-        raise ValueError(f"rounds: expected >= 1, got {rounds}")
-    if not variants:
-        raise ValueError("variants: expected at least one variant")
+    rounds = validate.positive_int(rounds, "rounds")
+    warmup = validate.nonnegative_int(warmup, "warmup")
+    if not isinstance(variants, Mapping) or not variants:
+        raise ValueError("variants: expected a non-empty mapping name -> (callable, inputs)")
+    if progress is not None and not callable(progress):
+        raise TypeError(
+            f"progress: expected a callable wrapping the round iterator, got {type(progress).__name__}"
+        )
     names = list(variants)
+    if every is not None and not isinstance(every, Mapping):
+        raise TypeError(f"every: expected a mapping name -> int, got {type(every).__name__}")
     every = dict(every or {})
-    for name, (fn, inputs) in variants.items():
-        if not callable(fn) or len(inputs) == 0:
+    for name, m in every.items():
+        if name not in variants:
+            raise ValueError(f"every: {name!r} is not one of the variants {names}")
+        validate.positive_int(m, f"every[{name!r}]")
+    for name, spec in variants.items():
+        if not isinstance(spec, tuple | list) or len(spec) != 2:
+            raise ValueError(f"variants[{name!r}]: expected a pair (callable, non-empty inputs)")
+        fn, inputs = spec
+        if not callable(fn) or not isinstance(inputs, Sequence) or len(inputs) == 0:
             raise ValueError(f"variants[{name!r}]: expected (callable, non-empty inputs)")
         for i in range(warmup):
             fn(inputs[i % len(inputs)])
@@ -57,10 +72,8 @@ def measure_interleaved(
 
 
 def latency_stats(times_s: np.ndarray) -> dict[str, float]:
-    """p50, p99, max and mean in milliseconds."""
-    t = np.asarray(times_s, dtype=float)
-    if t.ndim != 1 or t.size == 0:
-        raise ValueError("times_s: expected a non-empty 1-d array of seconds")
+    """p50, p99, max and mean in milliseconds of ``times_s`` (finite, >= 0 seconds)."""
+    t = _times(times_s)
     return {
         "p50_ms": float(np.percentile(t, 50) * 1e3),
         "p99_ms": float(np.percentile(t, 99) * 1e3),
@@ -71,6 +84,13 @@ def latency_stats(times_s: np.ndarray) -> dict[str, float]:
 
 def deadline_misses(times_s: np.ndarray, deadline_s: float) -> int:
     """Number of calls that took longer than ``deadline_s`` seconds."""
-    if not deadline_s > 0:
-        raise ValueError(f"deadline_s: expected a positive number of seconds, got {deadline_s}")
-    return int((np.asarray(times_s) > deadline_s).sum())
+    t = _times(times_s)
+    deadline_s = validate.positive_float(deadline_s, "deadline_s")
+    return int((t > deadline_s).sum())
+
+
+def _times(times_s: np.ndarray) -> np.ndarray:
+    t = validate.finite_array(times_s, "times_s", ndim=1)
+    if (t < 0).any():
+        raise ValueError("times_s: expected non-negative durations in seconds")
+    return t
