@@ -81,9 +81,9 @@ class Stream:
 
 @dataclass(frozen=True, eq=False)
 class ErrorCurve:
-    """``err_t`` of one run as a step function: ``errors[i]`` holds from round ``times[i]`` (``times[0] =
-    0``) until the next change; ``rounds`` simulated; ``censored``: stopped by ``max_rounds`` before the
-    unknown points' mass fell to ``stop_mass``."""
+    """``err_t`` of one run as a step function: ``errors[i]`` holds from round ``times[i]`` until the
+    next change (``times[0] = 0``); ``rounds`` simulated; ``censored``: stopped by ``max_rounds`` before
+    the unknown points' mass fell to ``stop_mass``."""
 
     times: np.ndarray = field(repr=False)
     errors: np.ndarray = field(repr=False)
