@@ -42,6 +42,19 @@ def _distance_matrix(dist: dict[tuple[int, int], np.ndarray], offsets: np.ndarra
     return D
 
 
+def _prepare(
+    cameras: Sequence[Camera], detections: Sequence[object], config: PruningConfig | None
+) -> tuple[PruningConfig, list[np.ndarray], list[np.ndarray], np.ndarray, np.ndarray, dict]:
+    """What every baseline starts from: the config, undistorted pixels and confidences per view, each
+    vertex's view, the view offsets and the pairwise epipolar distances."""
+    config = config or PruningConfig()
+    dets = check_detections(detections, len(cameras))
+    uv, conf = undistorted(cameras, dets, config.min_conf)
+    view, offsets = _layout(dets)
+    dist = pairwise_epipolar(cameras, uv, conf, config.min_conf, config.outlier_px)
+    return config, uv, conf, view, offsets, dist
+
+
 def _one_per_view(group: list[int], view: np.ndarray, D: np.ndarray) -> tuple[list[int], list[int]]:
     """Keep one detection per view (the one with the lowest mean finite distance to the others)."""
     keep, drop = [], []
@@ -67,12 +80,8 @@ def hungarian_union_find(
     cameras: Sequence[Camera], detections: Sequence[object], config: PruningConfig | None = None
 ) -> list[list[int]]:
     """Groups of vertex ids by pairwise Hungarian matching and union-find (module docstring)."""
-    config = config or PruningConfig()
-    dets = check_detections(detections, len(cameras))
-    uv, conf = undistorted(cameras, dets, config.min_conf)
-    view, offsets = _layout(dets)
+    config, _, _, view, offsets, dist = _prepare(cameras, detections, config)
     N = int(view.size)
-    dist = pairwise_epipolar(cameras, uv, conf, config.min_conf, config.outlier_px)
     parent = list(range(N))
 
     def find(a: int) -> int:
@@ -104,14 +113,10 @@ def permutation_sync(
     cameras: Sequence[Camera], detections: Sequence[object], config: PruningConfig | None = None
 ) -> list[list[int]]:
     """Groups of vertex ids by spectral permutation synchronisation (module docstring)."""
-    config = config or PruningConfig()
-    dets = check_detections(detections, len(cameras))
-    uv, conf = undistorted(cameras, dets, config.min_conf)
-    view, offsets = _layout(dets)
+    config, _, _, view, offsets, dist = _prepare(cameras, detections, config)
     N = int(view.size)
     if N == 0:
         return []
-    dist = pairwise_epipolar(cameras, uv, conf, config.min_conf, config.outlier_px)
     D = _distance_matrix(dist, offsets, N)
     W = np.where(np.isfinite(D), np.clip(1.0 - D / config.tau_epi, 0.0, None), 0.0)
     W[np.arange(N), np.arange(N)] = 1.0
@@ -144,12 +149,8 @@ def greedy_triangulation(
     radius: float = 300.0,
 ) -> list[list[int]]:
     """Groups of vertex ids by greedy clustering of pairwise triangulations (module docstring)."""
-    config = config or PruningConfig()
-    dets = check_detections(detections, len(cameras))
-    uv, conf = undistorted(cameras, dets, config.min_conf)
-    view, offsets = _layout(dets)
+    config, uv, conf, view, offsets, dist = _prepare(cameras, detections, config)
     N = int(view.size)
-    dist = pairwise_epipolar(cameras, uv, conf, config.min_conf, config.outlier_px)
     pairs = [
         (offsets[v] + i, offsets[w] + j)
         for (v, w), d in dist.items()
