@@ -1,13 +1,14 @@
-"""Side by side: PM-LoRA vs O-LoRA vs per-task LoRA as the number of tasks grows to 50.
+"""Side by side: PM-LoRA vs O-LoRA, InfLoRA and per-task LoRA as the number of tasks grows to 50.
 
 One process, one MLP backbone (64 -> 128 -> 128 -> 10, adapters on fc1 and fc2), random task data of
-600 inputs, full-batch Adam, 20 steps per task. The three methods first run the task stream
+600 inputs, full-batch ``torch.optim.Adam``, 20 steps per task. The four methods first run the task stream
 interleaved task by task (untimed); at each checkpoint (1, 5, 10, 20, 50 tasks) the state of every
 method after training task t (before its end of task) is kept. On copies of those states, three
 questions, one :func:`paperworks.core.bench.compare` each, the number of tasks as the size:
 
 * training-step time (forward + backward + Adam update on task t's 600 inputs), PM-LoRA / each peer;
-* end-of-task time (PM-LoRA: spectral merge by truncated SVD; the others: freezing the adapter),
+* end-of-task time (PM-LoRA: spectral merge by truncated SVD; O-LoRA, per-task LoRA: freezing the
+  adapter; InfLoRA: freezing it and growing its input memory from the task's inputs),
   PM-LoRA / each peer, each call on a fresh copy of the state (copied outside the timing);
 * PM-LoRA's merge against one of its own training steps (how much the merge adds per task).
 
@@ -30,19 +31,18 @@ import torch
 from torch.nn import functional as F
 
 from paperworks.core.bench import compare, publish
-from paperworks.pm_lora import MLP, OLoRA, PerTaskLoRA, PMLoRA, PMLoRAConfig
-from paperworks.pm_lora.training import Adam
+from paperworks.pm_lora import MLP, InfLoRA, OLoRA, PerTaskLoRA, PMLoRA, PMLoRAConfig
 
 TM = ("fc1", "fc2")
 CHECKPOINTS = (1, 5, 10, 20, 50)
-METHODS = ("PM-LoRA", "O-LoRA", "per-task LoRA")
+METHODS = ("PM-LoRA", "O-LoRA", "InfLoRA", "per-task LoRA")
 STEPS, LR, N, D_IN = 20, 5e-3, 600, 64
 REPEATS, WARMUP = 20, 2
 TITLE = "pm-lora benchmarks"
 SETUP = (
-    f"MLP {D_IN}-128-128-10, adapters on fc1 and fc2 (PM-LoRA rank 16 + task rank 4; O-LoRA and "
-    f"per-task LoRA task rank 4); state after training task t ({STEPS} full-batch Adam steps on {N} "
-    "random inputs per task, the three methods interleaved task by task); CPU."
+    f"MLP {D_IN}-128-128-10, adapters on fc1 and fc2 (PM-LoRA rank 16 + task rank 4; O-LoRA, InfLoRA "
+    f"and per-task LoRA task rank 4); state after training task t ({STEPS} full-batch torch.optim.Adam "
+    f"steps on {N} random inputs per task, the four methods interleaved task by task); CPU."
 )
 
 
@@ -52,17 +52,19 @@ def _make(name: str):
         return PMLoRA(MLP(), PMLoRAConfig(rank=16, task_rank=4, target_modules=TM))
     if name == "O-LoRA":
         return OLoRA(MLP(), TM, task_rank=4, lam=0.5)
+    if name == "InfLoRA":
+        return InfLoRA(MLP(), TM, task_rank=4)
     return PerTaskLoRA(MLP(), TM, task_rank=4)
 
 
-def _train_step(adapter, opt: Adam, x: torch.Tensor, y: torch.Tensor) -> None:
+def _train_step(adapter, opt: torch.optim.Optimizer, x: torch.Tensor, y: torch.Tensor) -> None:
     opt.zero_grad()
     (F.cross_entropy(adapter(x), y) + adapter.penalty()).backward()
     opt.step()
 
 
 class Stream:
-    """The three methods run through the task stream once; a snapshot of each kept at the checkpoints.
+    """The four methods run through the task stream once; a snapshot of each kept at the checkpoints.
 
     Snapshot of task ``t``: every method's adapter after training task ``t`` (before ``end_task``) and
     task ``t``'s data. Built lazily up to the largest checkpoint asked for, never timed.
@@ -86,8 +88,8 @@ class Stream:
             kept = {}
             for n in order:
                 a = self.adapters[n]
-                a.begin_task()
-                opt = Adam(list(a.trainable_parameters()), lr=LR)
+                a.begin_task(inputs=x)
+                opt = torch.optim.Adam(list(a.trainable_parameters()), lr=LR)
                 for _ in range(STEPS):
                     _train_step(a, opt, x, y)
                 if task in self.checkpoints:
@@ -113,7 +115,7 @@ def make_input_fn(stream: Stream, n_calls: int):
             live = copy.deepcopy(a)
             out[n] = SimpleNamespace(
                 adapter=live,
-                opt=Adam(list(live.trainable_parameters()), lr=LR),
+                opt=torch.optim.Adam(list(live.trainable_parameters()), lr=LR),
                 x=snap.x,
                 y=snap.y,
                 pool=[copy.deepcopy(a) for _ in range(n_calls)],
@@ -159,7 +161,7 @@ def size_table(stream: Stream, checkpoints: tuple[int, ...]) -> str:
     return "\n".join(rows) + (
         "\n\nAdapter numbers kept after t tasks (`stored_parameters()`, `stored_bytes()`, float32): "
         "PM-LoRA's single rank-16 adapter per layer stays constant, the others keep one rank-4 adapter "
-        "per task."
+        "per task (InfLoRA also its input memory)."
     )
 
 
@@ -193,7 +195,9 @@ def main() -> None:
             name="End of task vs number of tasks",
             note=(
                 f"{SETUP} `end_task()` after task t: PM-LoRA merges the task adapter into its rank-16 "
-                "adapter (QR of thin factors + small SVD per layer); O-LoRA and per-task LoRA freeze it. "
+                "adapter (QR of thin factors + small SVD per layer); O-LoRA and per-task LoRA freeze it, "
+                "InfLoRA freezes it and grows its input memory (a forward pass and an SVD of the task's "
+                "inputs). "
                 "Each call on a fresh copy of the state, copied outside the timing. PM-LoRA's `begin_task()` "
                 "(spectral basis of the merged adapter) is not included."
             ),

@@ -23,7 +23,7 @@ def quick_report():
 
 def test_quick_experiment_report(quick_report):
     report = quick_report
-    assert len(report.claims) == 4 and report.per_seed
+    assert len(report.claims) == 7 and report.per_seed
     m = report.per_seed[0]
     for name in METHODS:
         assert 0.0 <= m[f"{name}_acc"] <= 1.0
@@ -34,7 +34,7 @@ def test_quick_experiment_report(quick_report):
     assert m["o_lora_params_at_20"] == 4 * m["o_lora_params_at_5"]
     assert m["pm_lora_orth_error"] < 1e-4
     assert m["per_task_lora_bwt"] == 0.0
-    assert "Stored adapter parameters vs number of tasks" in report.tables
+    assert "Stored adapter parameters vs number of tasks (exact counts)" in report.tables
     claims = {c.claim.key: c for c in report.claims}
     # the parameter counts are exact claims: judged on the value, so they hold on one seed too
     for key in ("constant_params", "olora_grows"):
@@ -48,6 +48,19 @@ def test_quick_experiment_report(quick_report):
     assert less.estimate == pytest.approx(m["pm_minus_seq_bwt"])
     assert acc.estimate == pytest.approx(m["pm_minus_olora_acc"])
     assert less.estimate > 0.0  # the expected side on the quick run's seed
+    # the equal-memory row, the InfLoRA baseline and the no-projection ablation are paired too
+    pairs = {
+        "acc_vs_olora_equal_memory": ("pm_lora_eqmem_acc", "o_lora_acc"),
+        "acc_vs_inflora": ("pm_lora_acc", "inflora_acc"),
+        "projection_reduces_forgetting": ("pm_lora_bwt", "pm_lora_noproj_bwt"),
+    }
+    for key, (a, b) in pairs.items():
+        c = claims[key]
+        assert c.claim.paired and c.claim.metric == a and c.claim.baseline == b
+        assert c.estimate == pytest.approx(m[a] - m[b])
+    assert claims["projection_reduces_forgetting"].claim.kind == "mechanism"
+    # the equal-memory PM-LoRA stores exactly what O-LoRA stores after the last task
+    assert m["pm_lora_eqmem_params_last"] == m["o_lora_params_last"]
 
 
 def test_config_quick_and_full_are_one_frozen_dataclass(quick_report):
@@ -62,6 +75,7 @@ def test_config_quick_and_full_are_one_frozen_dataclass(quick_report):
     assert quick_report.config["n_tasks"] == 3 and quick_report.config["train"]["steps"] == 50
     # the quick run really ran with these settings: 3 tasks, the configured ranks
     assert quick_report.per_seed[0]["pm_lora_params_last"] == 16 * (64 + 128) + 16 * (128 + 128)
+    assert PMLoRAExperiment.default_seeds >= 10  # the forgetting claim's paired differences need them
 
 
 def test_run_config_validation():

@@ -1,15 +1,25 @@
 """PM-LoRA: progressive merging of spectral orthogonal low-rank adapters for continual learning.
 
-A single rank-``r`` LoRA per target ``nn.Linear`` evolves over a task stream: each task trains a
-small adapter orthogonal to the merged adapter's principal input subspace, then a truncated SVD
-merges it back to rank ``r``. Baselines (SeqLoRA, O-LoRA, per-task LoRA) share the same layers.
+A single rank-``r`` LoRA per target layer (``nn.Linear`` or GPT-2 ``Conv1D``, chosen like peft's
+``target_modules``) evolves over a task stream: each task trains a small adapter orthogonal to the
+merged adapter's principal input subspace, then a truncated SVD merges it back to rank ``r``.
+Baselines (SeqLoRA, O-LoRA, InfLoRA, per-task LoRA) share the same layers; the merged adapter reads
+and writes peft LoRA state dicts and ``save_pretrained`` folders.
 """
 
-from .adapter import ContinualAdapter, ContinualLoRALinear, PMLoRA, PMLoRAConfig, find_target_modules
-from .baselines import OLoRA, PerTaskLoRA, SeqLoRA
-from .data import ContinualStream, Task, make_stream
+from .adapter import ContinualAdapter, ContinualLoRALinear, PMLoRA, PMLoRAConfig
+from .baselines import InfLoRA, OLoRA, PerTaskLoRA, SeqLoRA
+from .data import ContinualStream, Task, make_stream, stream_to
 from .merge import lowrank_svd, merge_lowrank, project_out, spectral_basis
-from .peft_io import base_model_copy, load_peft_state_dict, to_peft_model, to_peft_state_dict
+from .peft_io import (
+    base_model_copy,
+    from_peft_dir,
+    load_peft_state_dict,
+    save_peft_dir,
+    to_peft_model,
+    to_peft_state_dict,
+)
+from .targeting import ALL_LINEAR, find_target_modules
 from .training import (
     MLP,
     StreamResult,
@@ -21,10 +31,12 @@ from .training import (
 )
 
 __all__ = [
+    "ALL_LINEAR",
     "MLP",
     "ContinualAdapter",
     "ContinualLoRALinear",
     "ContinualStream",
+    "InfLoRA",
     "OLoRA",
     "PMLoRA",
     "PMLoRAConfig",
@@ -37,6 +49,7 @@ __all__ = [
     "backward_transfer",
     "base_model_copy",
     "find_target_modules",
+    "from_peft_dir",
     "load_peft_state_dict",
     "lowrank_svd",
     "make_stream",
@@ -44,7 +57,9 @@ __all__ = [
     "pretrain_backbone",
     "project_out",
     "run_stream",
+    "save_peft_dir",
     "spectral_basis",
+    "stream_to",
     "to_peft_model",
     "to_peft_state_dict",
 ]

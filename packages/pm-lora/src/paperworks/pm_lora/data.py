@@ -18,7 +18,9 @@ import torch
 from sklearn.datasets import load_digits
 from sklearn.model_selection import train_test_split
 
-__all__ = ["ContinualStream", "Task", "make_stream"]
+from paperworks.core.validate import fraction, nonnegative_int, positive_int
+
+__all__ = ["ContinualStream", "Task", "make_stream", "stream_to"]
 
 
 @dataclass(frozen=True)
@@ -45,10 +47,9 @@ class ContinualStream:
 
 def make_stream(n_tasks: int, seed: int, frac_permuted: float = 0.5) -> ContinualStream:
     """Build the stream of ``n_tasks`` permuted-digits tasks (module docstring) for ``seed``."""
-    if isinstance(n_tasks, bool) or not isinstance(n_tasks, int) or n_tasks < 1:
-        raise ValueError(f"n_tasks: expected a positive int, got {n_tasks!r}")
-    if not 0.0 < frac_permuted <= 1.0:
-        raise ValueError(f"frac_permuted: expected a fraction in (0, 1], got {frac_permuted!r}")
+    n_tasks = positive_int(n_tasks, "n_tasks")
+    seed = nonnegative_int(seed, "seed")
+    frac_permuted = fraction(frac_permuted, "frac_permuted", open_low=True)
     digits = load_digits()
     X = (digits.data / 16.0).astype(np.float32)
     y = digits.target.astype(np.int64)
@@ -74,3 +75,15 @@ def make_stream(n_tasks: int, seed: int, frac_permuted: float = 0.5) -> Continua
             )
         )
     return ContinualStream(torch.from_numpy(X_pre), torch.from_numpy(y_pre), tuple(tasks))
+
+
+def stream_to(stream: ContinualStream, device: str | torch.device) -> ContinualStream:
+    """The same stream with every tensor on ``device`` (pixel maps stay NumPy)."""
+    if not isinstance(stream, ContinualStream):
+        raise TypeError(f"stream: expected a ContinualStream, got {type(stream).__name__}")
+    dev = torch.device(device)
+    tasks = tuple(
+        Task(t.x_train.to(dev), t.y_train.to(dev), t.x_test.to(dev), t.y_test.to(dev), t.pixel_map)
+        for t in stream.tasks
+    )
+    return ContinualStream(stream.x_pretrain.to(dev), stream.y_pretrain.to(dev), tasks)

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import torch
 
+from paperworks.core.validate import finite_float, fraction, positive_int
+
 __all__ = ["lowrank_svd", "merge_lowrank", "project_out", "spectral_basis"]
 
 
@@ -55,8 +57,10 @@ def spectral_basis(
     ``tol * S[0]`` are never kept. Returns ``V`` of shape (in, p), ``V.T @ V = I_p``; ``p = 0``
     when the update is zero.
     """
-    if not 0.0 < energy <= 1.0:
-        raise ValueError(f"energy: expected a fraction in (0, 1], got {energy!r}")
+    energy = fraction(energy, "energy")
+    if energy == 0.0:
+        raise ValueError("energy: expected a number in (0, 1], got 0.0")
+    tol = finite_float(tol, "tol")
     _, S, Vh = lowrank_svd(B, A)
     if S.numel() == 0 or float(S[0]) == 0.0:
         return A.new_zeros((A.shape[1], 0))
@@ -77,6 +81,10 @@ def project_out(A: torch.Tensor, V: torch.Tensor) -> torch.Tensor:
     ``project_out(A, V) @ V == 0`` up to rounding, so the task update ``B_t @ A_t`` leaves the merged
     adapter's principal input directions untouched.
     """
+    if not isinstance(A, torch.Tensor) or not isinstance(V, torch.Tensor):
+        raise TypeError("A, V: expected torch tensors")
+    if A.ndim != 2 or V.ndim != 2:
+        raise ValueError(f"A, V: expected 2-d tensors, got shapes {tuple(A.shape)} and {tuple(V.shape)}")
     if V.shape[1] == 0:
         return A
     if V.shape[0] != A.shape[1]:
@@ -94,8 +102,7 @@ def merge_lowrank(
     norm) and the singular values split evenly, ``B = U sqrt(S)``, ``A = sqrt(S) Vh``. Zero columns
     pad the result when the sum has rank below ``rank``, so the adapter's shape never changes.
     """
-    if rank < 1:
-        raise ValueError(f"rank: expected a positive int, got {rank!r}")
+    rank = positive_int(rank, "rank")
     _check_factors(B1, A1, name="B1, A1")
     _check_factors(B2, A2, name="B2, A2")
     if B1.dtype != B2.dtype or B1.device != B2.device:

@@ -17,13 +17,14 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
+from paperworks.core.validate import positive_float, positive_int
+
 from .adapter import ContinualAdapter
 from .baselines import PerTaskLoRA
 from .data import ContinualStream
 
 __all__ = [
     "MLP",
-    "Adam",
     "StreamResult",
     "TrainConfig",
     "average_accuracy",
@@ -33,45 +34,13 @@ __all__ = [
 ]
 
 
-class Adam:
-    """Adam (Kingma & Ba, 2015) with torch.optim.Adam's defaults, in a few tensor ops.
-
-    Used instead of ``torch.optim.Adam`` only because creating the first torch optimiser imports
-    ``torch._dynamo`` (about 10 s on this machine), which would dominate the quick reproduction.
-    """
-
-    def __init__(
-        self, params, lr: float, betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8
-    ) -> None:
-        self.params = [p for p in params]
-        if not self.params:
-            raise ValueError("params: expected at least one parameter to train")
-        self.lr, (self.b1, self.b2), self.eps = lr, betas, eps
-        self.m = [torch.zeros_like(p) for p in self.params]
-        self.v = [torch.zeros_like(p) for p in self.params]
-        self.t = 0
-
-    def zero_grad(self, set_to_none: bool = True) -> None:
-        for p in self.params:
-            p.grad = None
-
-    @torch.no_grad()
-    def step(self) -> None:
-        self.t += 1
-        c1, c2 = 1 - self.b1**self.t, 1 - self.b2**self.t
-        for p, m, v in zip(self.params, self.m, self.v, strict=True):
-            if p.grad is None:
-                continue
-            m.mul_(self.b1).add_(p.grad, alpha=1 - self.b1)
-            v.mul_(self.b2).addcmul_(p.grad, p.grad, value=1 - self.b2)
-            p.addcdiv_(m, (v / c2).sqrt_().add_(self.eps), value=-self.lr / c1)
-
-
 class MLP(nn.Module):
     """Backbone ``fc1 -> ReLU -> fc2 -> ReLU -> fc3``: (n, d_in) -> (n, n_classes) logits."""
 
     def __init__(self, d_in: int = 64, hidden: int = 128, n_classes: int = 10) -> None:
         super().__init__()
+        d_in, hidden = positive_int(d_in, "d_in"), positive_int(hidden, "hidden")
+        n_classes = positive_int(n_classes, "n_classes")
         self.fc1 = nn.Linear(d_in, hidden)
         self.fc2 = nn.Linear(hidden, hidden)
         self.fc3 = nn.Linear(hidden, n_classes)
@@ -82,7 +51,8 @@ class MLP(nn.Module):
 
 @dataclass(frozen=True)
 class TrainConfig:
-    """Per-task training budget, shared by every method: full-batch Adam for ``steps`` steps."""
+    """Per-task training budget, shared by every method: full-batch ``torch.optim.Adam`` for ``steps``
+    steps of learning rate ``lr``; the backbone's pretraining: ``pretrain_steps`` at ``pretrain_lr``."""
 
     steps: int = 200
     lr: float = 5e-3
@@ -91,16 +61,43 @@ class TrainConfig:
 
     def __post_init__(self) -> None:
         for name in ("steps", "pretrain_steps"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"{name}: expected a positive int, got {getattr(self, name)!r}")
+            positive_int(getattr(self, name), name)
         for name in ("lr", "pretrain_lr"):
-            if not getattr(self, name) > 0:
-                raise ValueError(f"{name}: expected a positive learning rate, got {getattr(self, name)!r}")
+            object.__setattr__(self, name, positive_float(getattr(self, name), name))
 
 
-def pretrain_backbone(x: torch.Tensor, y: torch.Tensor, cfg: TrainConfig, hidden: int = 128) -> MLP:
-    model = MLP(x.shape[1], hidden, int(y.max()) + 1)
-    opt = Adam(model.parameters(), lr=cfg.pretrain_lr)
+def _check_xy(x: object, y: object, xname: str = "x", yname: str = "y") -> None:
+    if not isinstance(x, torch.Tensor) or not x.is_floating_point() or x.ndim != 2 or x.shape[0] == 0:
+        raise ValueError(f"{xname}: expected a non-empty float tensor of shape (n, d), got {_describe(x)}")
+    if not torch.isfinite(x).all():
+        raise ValueError(f"{xname}: contains NaN or inf")
+    if not isinstance(y, torch.Tensor) or y.dtype != torch.long or y.ndim != 1:
+        raise ValueError(f"{yname}: expected an int64 label tensor of shape (n,), got {_describe(y)}")
+    if y.shape[0] != x.shape[0]:
+        raise ValueError(f"{yname}: expected {x.shape[0]} labels (one per row of {xname}), got {y.shape[0]}")
+    if int(y.min()) < 0:
+        raise ValueError(f"{yname}: expected non-negative class labels, got min {int(y.min())}")
+
+
+def _describe(t: object) -> str:
+    if isinstance(t, torch.Tensor):
+        return f"{t.dtype} of shape {tuple(t.shape)}"
+    return type(t).__name__
+
+
+def pretrain_backbone(
+    x: torch.Tensor, y: torch.Tensor, cfg: TrainConfig | None = None, hidden: int = 128
+) -> MLP:
+    """Train an :class:`MLP` (d -> hidden -> hidden -> classes) on ``x`` (n, d) float, ``y`` (n,)
+    int64 with full-batch ``torch.optim.Adam`` (``cfg.pretrain_steps`` at ``cfg.pretrain_lr``), on
+    ``x``'s device."""
+    cfg = TrainConfig() if cfg is None else cfg
+    if not isinstance(cfg, TrainConfig):
+        raise TypeError(f"cfg: expected a TrainConfig, got {type(cfg).__name__}")
+    _check_xy(x, y)
+    hidden = positive_int(hidden, "hidden")
+    model = MLP(x.shape[1], hidden, int(y.max()) + 1).to(device=x.device, dtype=x.dtype)
+    opt = torch.optim.Adam(model.parameters(), lr=cfg.pretrain_lr)
     for _ in range(cfg.pretrain_steps):
         opt.zero_grad(set_to_none=True)
         F.cross_entropy(model(x), y).backward()
@@ -129,11 +126,17 @@ def backward_transfer(R: np.ndarray) -> float:
 
 
 def _check_R(R: np.ndarray) -> np.ndarray:
-    R = np.asarray(R, dtype=float)
+    try:
+        R = np.asarray(R, dtype=float)
+    except (TypeError, ValueError):
+        raise TypeError(f"R: expected a square (T, T) array of accuracies, got {type(R).__name__}") from None
     if R.ndim != 2 or R.shape[0] != R.shape[1] or R.shape[0] == 0:
         raise ValueError(f"R: expected a square (T, T) accuracy matrix, got shape {R.shape}")
-    if np.isnan(np.tril(R)).any():
-        raise ValueError("R: lower triangle (accuracy on seen tasks) contains NaN")
+    low = R[np.tril_indices(R.shape[0])]
+    if not np.isfinite(low).all():
+        raise ValueError("R: lower triangle (accuracy on seen tasks) contains NaN or inf")
+    if low.min() < 0.0 or low.max() > 1.0:
+        raise ValueError(f"R: expected accuracies in [0, 1], got min {low.min():.4g}, max {low.max():.4g}")
     return R
 
 
@@ -152,14 +155,30 @@ def run_stream(
     make: Callable[[nn.Module], ContinualAdapter],
     cfg: TrainConfig,
 ) -> StreamResult:
-    """Train one continual method over the stream on a copy of ``backbone``; return its matrix ``R``."""
+    """Train one continual method over the stream on a copy of ``backbone``; return its matrix ``R``.
+
+    ``make``: model -> :class:`ContinualAdapter`. Per task: ``begin_task(inputs=x_train)``,
+    ``cfg.steps`` full-batch ``torch.optim.Adam`` steps on cross-entropy + the method's penalty,
+    ``end_task()``, then test accuracy on every task seen (the oracle id for :class:`PerTaskLoRA`).
+    The stream's tensors must be on the backbone's device.
+    """
+    if not isinstance(backbone, nn.Module):
+        raise TypeError(f"backbone: expected a torch.nn.Module, got {type(backbone).__name__}")
+    if not isinstance(stream, ContinualStream):
+        raise TypeError(f"stream: expected a ContinualStream, got {type(stream).__name__}")
+    if not callable(make):
+        raise TypeError(f"make: expected a callable model -> ContinualAdapter, got {type(make).__name__}")
+    if not isinstance(cfg, TrainConfig):
+        raise TypeError(f"cfg: expected a TrainConfig, got {type(cfg).__name__}")
     adapter = make(copy.deepcopy(backbone))
+    if not isinstance(adapter, ContinualAdapter):
+        raise TypeError(f"make: expected it to return a ContinualAdapter, got {type(adapter).__name__}")
     T = len(stream.tasks)
     R = np.full((T, T), np.nan)
     params, train_s, merge_s, orth = [], [], [], 0.0
     for i, task in enumerate(stream.tasks):
-        adapter.begin_task()
-        opt = Adam(list(adapter.trainable_parameters()), lr=cfg.lr)
+        adapter.begin_task(inputs=task.x_train)
+        opt = torch.optim.Adam(list(adapter.trainable_parameters()), lr=cfg.lr)
         t0 = time.perf_counter()
         for _ in range(cfg.steps):
             opt.zero_grad(set_to_none=True)
