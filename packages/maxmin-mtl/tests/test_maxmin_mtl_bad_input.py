@@ -15,16 +15,19 @@ def _finite(res):
     return np.all(np.isfinite(np.asarray(res.update)))
 
 
-def test_zero_gradient_task_is_left_out():
+def test_zero_gradient_task_is_left_out_with_a_warning():
     G = np.array([[1.0, 0.0, 0.0], [0.0, 0.0, 0.0], [0.5, 1.0, 0.0]])
-    res = maxmin_weights(G, np.array([1.0, 1.0, 2.0]))
+    with pytest.warns(RuntimeWarning, match=r"tasks \[1\] \(zero gradient\)"):
+        res = maxmin_weights(G, np.array([1.0, 1.0, 2.0]))
+    assert res.excluded == (1,)
     assert res.weights[1] == 0.0 and np.isnan(res.rates[1])
     assert _finite(res) and 1 not in res.active
     assert res.value > 0
 
 
-def test_all_zero_gradients_give_zero_update():
-    res = maxmin_weights(np.zeros((3, 4)), np.ones(3))
+def test_all_zero_gradients_give_zero_update_with_a_warning():
+    with pytest.warns(RuntimeWarning, match="update is zero"):
+        res = maxmin_weights(np.zeros((3, 4)), np.ones(3))
     np.testing.assert_array_equal(res.update, 0.0)
     assert np.all(res.weights == 0)
 
@@ -64,10 +67,34 @@ def test_single_task_takes_its_own_step():
     assert res.value == pytest.approx(1.0)
 
 
-def test_loss_at_floor_is_left_out():
+def test_loss_at_floor_is_left_out_with_a_warning():
     G = np.array([[1.0, 0.0], [0.0, 1.0]])
-    res = maxmin_weights(G, np.array([0.0, 1.0]))
+    with pytest.warns(RuntimeWarning, match="at or below its floor"):
+        res = maxmin_weights(G, np.array([0.0, 1.0]))
     assert res.weights[0] == 0.0 and res.weights[1] > 0
+
+
+def test_loss_below_floor_raises_or_is_skipped():
+    G = np.array([[1.0, 0.0], [0.0, 1.0]])
+    with pytest.raises(ValueError, match="losses: tasks \\[0\\] are below their loss_floor"):
+        maxmin_weights(G, np.array([-1.0, 1.0]))
+    with pytest.raises(ValueError, match="below their loss_floor"):
+        maxmin_weights(G, np.array([1.0, 1.0]), loss_floor=2.0)  # the NaN case
+    with pytest.warns(RuntimeWarning, match="at or below its floor"):
+        res = maxmin_weights(G, np.array([-1.0, 1.0]), below_floor="skip")
+    assert res.weights[0] == 0.0 and np.all(np.isfinite(res.update))
+    with pytest.warns(RuntimeWarning, match="update is zero"):
+        res = maxmin_weights(G, np.array([-1.0, -2.0]), below_floor="skip")  # all below: zero update
+    np.testing.assert_array_equal(res.update, 0.0)
+
+
+def test_gradients_as_a_list():
+    rows = [np.array([1.0, 0.0]), np.array([0.0, 2.0])]
+    a = maxmin_weights(rows, [1.0, 1.0])
+    b = maxmin_weights(np.stack(rows), [1.0, 1.0])
+    np.testing.assert_allclose(a.update, b.update)
+    c = maxmin_weights([torch.tensor(r) for r in rows], [1.0, 1.0])
+    np.testing.assert_allclose(c.update.numpy(), b.update)
 
 
 @pytest.mark.parametrize(
@@ -96,6 +123,10 @@ def test_clear_errors(kwargs, match):
 def test_solver_and_curvature_errors():
     with pytest.raises(ValueError, match="gram: expected a non-empty square"):
         solve_maxmin(np.ones((2, 3)))
+    with pytest.raises(ValueError, match="gram: expected a symmetric"):
+        solve_maxmin(np.array([[1.0, 0.5], [-0.5, 1.0]]))
+    with pytest.raises(ValueError, match="gram: expected a positive semi-definite"):
+        solve_maxmin(np.array([[1.0, 0.9, -0.9], [0.9, 1.0, 0.9], [-0.9, 0.9, 1.0]]))
     with pytest.raises(ValueError, match="gram: expected a positive diagonal"):
         solve_maxmin(np.zeros((2, 2)))
     with pytest.raises(ValueError, match="gram: expected finite"):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -53,6 +55,7 @@ def test_active_set_matches_generic_solver(seed):
     P = _instance(seed, k, d, common=seed % 2 == 0)
     res = solve_maxmin(P @ P.T)
     assert res.value == pytest.approx(_primal_slsqp(P, seed), abs=1e-5)
+    _kkt_certificate(P, res)
 
 
 @pytest.mark.parametrize("seed", range(8))
@@ -92,6 +95,91 @@ def test_kkt_conditions_at_returned_update(seed):
     mu = c * n / (c @ n)
     grad = (mu / n) @ (2 * P - 2 * u[None, :])
     np.testing.assert_allclose(grad, 0.0, atol=1e-7 * np.abs(P).max())
+
+
+def _kkt_certificate(P: np.ndarray, res) -> None:
+    """Independent optimality certificate of (P): the KKT conditions are sufficient (concave rates)."""
+    n = (P**2).sum(1)
+    c = res.coef
+    assert np.all(c >= 0) and c.sum() == pytest.approx(1.0, abs=1e-12)
+    u = P.T @ c
+    r = (2 * P @ u - u @ u) / n  # rates recomputed from the steps, not from the solver's Gram algebra
+    np.testing.assert_allclose(res.rates, r, atol=1e-9)
+    assert res.value == pytest.approx(r.min(), abs=1e-12)  # the value is the update's actual worst rate
+    act = c > 0
+    np.testing.assert_allclose(r[act], r.min(), atol=1e-9)  # bottleneck tasks share the worst rate
+    mu = c * n / (c @ n)
+    grad = (mu / n) @ (2 * P - 2 * u[None, :])
+    scale = (np.abs(mu / n) @ np.abs(P)).max()
+    assert np.abs(grad).max() <= 1e-9 * scale  # Lagrangian stationarity
+
+
+def _uneven(seed: int, k: int, d: int, decades: float = 2.0) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    P = rng.normal(size=(k, d)) * 10.0 ** rng.uniform(-decades, decades, size=(k, 1))
+    if seed % 3:
+        P[:, 0] += np.abs(P).max() * rng.uniform(0.0, 2.0)
+    return P
+
+
+def _qp_rates(P: np.ndarray) -> np.ndarray:
+    """Rates of the optimum from an independent convex solver (cvxpy/Clarabel) on the primal QCQP,
+    in coordinates scaled by the largest own step so that the instance is well conditioned."""
+    cp = pytest.importorskip("cvxpy")
+    k, d = P.shape
+    n = (P**2).sum(1)
+    s = np.sqrt(n.max())
+    Ps = P / s
+    u = cp.Variable(d)
+    t = cp.Variable()
+    cons = [2 * Ps[i] @ u - cp.sum_squares(u) >= t * n[i] / s**2 for i in range(k)]
+    with warnings.catch_warnings():  # tight tolerances make Clarabel say "may be inaccurate"
+        warnings.simplefilter("ignore", UserWarning)
+        cp.Problem(cp.Maximize(t), cons).solve(
+            solver=cp.CLARABEL, tol_gap_abs=1e-11, tol_gap_rel=1e-11, tol_feas=1e-11
+        )
+    us = u.value * s
+    return (2 * P @ us - us @ us) / n
+
+
+@pytest.mark.parametrize("seed", range(60))
+def test_rates_on_uneven_norms_and_more_tasks_than_dims_ridge_0(seed):
+    """Own-step norms spanning 4 decades, T > d (rank-deficient Gram), ridge 0: the rates (not only the
+    value) satisfy the KKT certificate; the old 1e-10-mean-diagonal ridge was off by up to 3e-4."""
+    rng = np.random.default_rng(7000 + seed)
+    d = int(rng.integers(1, 4))
+    k = int(rng.integers(d + 2, d + 9))  # more tasks than parameters
+    P = _uneven(seed, k, d)
+    if seed % 5 == 0:
+        P[1] = P[0]  # a duplicated task: affinely dependent steps
+    res = solve_maxmin(P @ P.T, ridge=0.0)
+    _kkt_certificate(P, res)
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_rates_match_an_independent_qp_solver(seed):
+    rng = np.random.default_rng(900 + seed)
+    k, d = int(rng.integers(3, 9)), int(rng.integers(1, 5))
+    P = _uneven(seed, k, d, decades=0.75)
+    res = solve_maxmin(P @ P.T)
+    np.testing.assert_allclose(res.rates, _qp_rates(P), atol=5e-6)
+
+
+def test_rank_deficient_pair_is_exact_without_ridge():
+    # d = 1: steps 1 and 2; r1 = 2u - u^2, r2 = u - u^2/4 cross at u = 4/3, t* = 8/9
+    P = np.array([[1.0], [2.0]])
+    res = solve_maxmin(P @ P.T, ridge=0.0)
+    assert res.value == pytest.approx(8 / 9, abs=1e-12)
+    np.testing.assert_allclose(res.coef, [2 / 3, 1 / 3], atol=1e-12)
+    np.testing.assert_allclose(res.rates, 8 / 9, atol=1e-12)
+
+
+def test_ridge_acts_on_the_normalised_gram():
+    P = _uneven(11, 5, 3, decades=2.0)
+    Q = P @ P.T
+    a = solve_maxmin(Q, ridge=0.0)
+    b = solve_maxmin(Q, ridge=1e-10)
+    np.testing.assert_allclose(b.rates, a.rates, atol=1e-8)  # the same small change for every task
 
 
 def test_closed_form_on_single_task_and_pair():

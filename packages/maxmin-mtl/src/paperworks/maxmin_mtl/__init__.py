@@ -3,7 +3,8 @@
 The shared update maximises the worst task's normalized improvement rate (its one-step improvement
 relative to the best it could get alone) under an isotropic quadratic model; the optimum is a closed
 form on a bottleneck set of tasks found by an active-set procedure. Baselines (linear scalarisation,
-MGDA, PCGrad, CAGrad, Nash-MTL, FAMO) share the same weighting interface.
+MGDA, PCGrad, CAGrad, Nash-MTL, FAMO) share the same weighting interface; :func:`libmtl_weighting`
+puts max-min behind LibMTL's ``AbsWeighting`` interface.
 """
 
 from .baselines import (
@@ -22,6 +23,7 @@ from .baselines import (
 )
 from .data import MTLData, load_diabetes_tasks, make_multitask_regression
 from .experiments import MaxMinMTLExperiment, delta_m
+from .libmtl import LibMTLMaxMin, libmtl_weighting
 from .rates import CURVATURE_MODES, best_scaled_worst_rate, normalized_improvement_rates, task_curvatures
 from .solver import ActiveSetResult, closed_form, solve_maxmin
 from .toy import (
@@ -43,6 +45,7 @@ __all__ = [
     "TOY_STARTS",
     "ActiveSetResult",
     "CAGrad",
+    "LibMTLMaxMin",
     "LinearScalarization",
     "MTLData",
     "MTLResult",
@@ -58,6 +61,7 @@ __all__ = [
     "closed_form",
     "delta_m",
     "gram_matrix",
+    "libmtl_weighting",
     "load_diabetes_tasks",
     "make_method",
     "make_multitask_regression",

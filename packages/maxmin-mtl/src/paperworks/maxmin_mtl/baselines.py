@@ -25,8 +25,11 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-from scipy.optimize import minimize, minimize_scalar
+from scipy.optimize import minimize
 
+from paperworks.core.validate import as_generator
+
+from ._checks import check_gram, check_int, nonnegative_float, one_of, positive_number, real_vector
 from .weighting import WeightMethod, _check_losses
 
 __all__ = [
@@ -44,8 +47,13 @@ __all__ = [
 
 
 def mgda_weights(gram: np.ndarray, *, max_iter: int = 250, tol: float = 1e-6) -> np.ndarray:
-    """Min-norm simplex weights ``argmin_{w in simplex} w^T K w`` by Frank-Wolfe, shape ``(k,)``."""
-    K = np.asarray(gram, dtype=np.float64)
+    """Min-norm simplex weights ``argmin_{w in simplex} w^T K w`` by Frank-Wolfe, shape ``(k,)``.
+
+    ``gram``: ``(k, k)`` symmetric PSD Gram matrix ``G G^T`` of the task gradients.
+    """
+    K = check_gram(gram, "gram")
+    max_iter = check_int(max_iter, "max_iter", 1)
+    tol = nonnegative_float(tol, "tol")
     k = K.shape[0]
     w = np.full(k, 1.0 / k)
     for _ in range(max_iter):
@@ -66,8 +74,13 @@ def mgda_weights(gram: np.ndarray, *, max_iter: int = 250, tol: float = 1e-6) ->
 
 
 def pcgrad_weights(gram: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """PCGrad as weights ``(k,)``: coefficients of ``sum_i g_i^PC`` in the original gradients."""
-    K = np.asarray(gram, dtype=np.float64)
+    """PCGrad as weights ``(k,)``: coefficients of ``sum_i g_i^PC`` in the original gradients.
+
+    ``gram``: ``(k, k)`` symmetric PSD Gram matrix; ``rng``: a NumPy Generator or an int seed (the
+    random projection order).
+    """
+    K = check_gram(gram, "gram")
+    rng = as_generator(rng, "rng")
     k = K.shape[0]
     C = np.eye(k)
     for i in range(k):
@@ -83,9 +96,16 @@ def pcgrad_weights(gram: np.ndarray, rng: np.random.Generator) -> np.ndarray:
 def cagrad_weights(
     gram: np.ndarray, c: float = 0.4, w0: np.ndarray | None = None
 ) -> tuple[np.ndarray, np.ndarray]:
-    """CAGrad weights ``(k,)`` (with the ``1 / (1 + c^2)`` rescaling) and the inner simplex weights ``w``."""
-    K = np.asarray(gram, dtype=np.float64)
+    """CAGrad weights ``(k,)`` (with the ``1 / (1 + c^2)`` rescaling) and the inner simplex weights ``w``.
+
+    ``gram``: ``(k, k)`` symmetric PSD Gram matrix; ``c``: conflict-aversion radius ``>= 0``;
+    ``w0``: optional ``(k,)`` start of the inner problem.
+    """
+    K = check_gram(gram, "gram")
+    c = nonnegative_float(c, "c")
     k = K.shape[0]
+    if w0 is not None:
+        w0 = real_vector(w0, "w0", k)
     g0 = np.full(k, 1.0 / k)
     Kg0 = K @ g0
     g0_norm = float(np.sqrt(max(g0 @ Kg0, 0.0)))
@@ -94,14 +114,8 @@ def cagrad_weights(
     def obj(w: np.ndarray) -> float:
         return float(w @ Kg0 + sq * np.sqrt(max(w @ K @ w, 0.0) + 1e-8))
 
-    if k == 2:  # one free weight: bounded scalar search (as the reference toy code does)
-        r = minimize_scalar(
-            lambda a: obj(np.array([a, 1.0 - a])),
-            bounds=(0.0, 1.0),
-            method="bounded",
-            options={"xatol": 1e-10},
-        )
-        w = np.array([r.x, 1.0 - r.x])
+    if k == 2:  # one free weight: the inner problem's stationary points solve a quadratic exactly
+        w = _cagrad_pair(K, Kg0, sq, obj)
         gw_norm = float(np.sqrt(max(w @ K @ w, 0.0)))
         return (g0 + sq / (gw_norm + 1e-8) * w) / (1.0 + c**2), w
     x0 = g0 if w0 is None else w0
@@ -120,6 +134,32 @@ def cagrad_weights(
     return (g0 + lmbda * w) / (1.0 + c**2), w
 
 
+def _cagrad_pair(K: np.ndarray, Kg0: np.ndarray, sq: float, obj) -> np.ndarray:
+    """Exact minimiser over ``w = (a, 1 - a)``, ``a in [0, 1]``, of ``w^T K g0 + sq ||g_w||``.
+
+    With ``w^T K g0 = A + B a`` and ``||g_w||^2 = q(a) = q0 + q1 a + q2 a^2``, a stationary point has
+    ``2 B sqrt(q) = -sq q'``, hence ``4 B^2 q(a) = sq^2 q'(a)^2``: a quadratic in ``a``; the minimum is
+    at one of its roots in ``[0, 1]`` or at an end point.
+    """
+    B = float(Kg0[0] - Kg0[1])
+    q0 = float(K[1, 1])
+    q1 = float(2.0 * (K[0, 1] - K[1, 1]))
+    q2 = float(K[0, 0] + K[1, 1] - 2.0 * K[0, 1])
+    s2 = sq * sq
+    coeffs = [
+        4 * B * B * q2 - 4 * s2 * q2 * q2,
+        4 * B * B * q1 - 4 * s2 * q1 * q2,
+        4 * B * B * q0 - s2 * q1 * q1,
+    ]
+    cands = [0.0, 1.0]
+    lead = np.trim_zeros(np.asarray(coeffs), "f")
+    if lead.size > 1:
+        roots = np.roots(lead)
+        cands += [float(r.real) for r in roots if abs(r.imag) < 1e-12 and 0.0 <= r.real <= 1.0]
+    best = min(cands, key=lambda a: obj(np.array([a, 1.0 - a])))
+    return np.array([best, 1.0 - best])
+
+
 def nash_mtl_weights(
     gram: np.ndarray, *, max_iter: int = 30, tol: float = 1e-8, ridge: float = 1e-8
 ) -> np.ndarray:
@@ -129,7 +169,10 @@ def nash_mtl_weights(
     ``K~ alpha - 1/alpha``, Hessian ``K~ + diag(1 / alpha^2)``). A small ridge keeps ``phi`` bounded
     below when the gradients are linearly dependent with opposite signs.
     """
-    K = np.asarray(gram, dtype=np.float64)
+    K = check_gram(gram, "gram")
+    max_iter = check_int(max_iter, "max_iter", 1)
+    tol = nonnegative_float(tol, "tol")
+    ridge = nonnegative_float(ridge, "ridge")
     k = K.shape[0]
     norm = float(np.linalg.norm(K))
     if norm <= 0:
@@ -189,7 +232,7 @@ class PCGrad(WeightMethod):
 
     def __init__(self, n_tasks: int, *, seed: int = 0, nonfinite: str = "skip") -> None:
         super().__init__(n_tasks, nonfinite=nonfinite)
-        self.rng = np.random.default_rng(seed)
+        self.rng = as_generator(seed, "seed")
 
     def _weights(self, gram, losses, index):
         return pcgrad_weights(gram, self.rng), {}
@@ -202,9 +245,7 @@ class CAGrad(WeightMethod):
 
     def __init__(self, n_tasks: int, *, c: float = 0.4, nonfinite: str = "skip") -> None:
         super().__init__(n_tasks, nonfinite=nonfinite)
-        if not (np.isfinite(c) and c >= 0):
-            raise ValueError(f"c: expected a finite non-negative number, got {c!r}")
-        self.c = float(c)
+        self.c = nonnegative_float(c, "c")
 
     def _weights(self, gram, losses, index):
         beta, w = cagrad_weights(gram, self.c)
@@ -244,11 +285,11 @@ class FAMO(WeightMethod):
         nonfinite: str = "skip",
     ) -> None:
         super().__init__(n_tasks, nonfinite=nonfinite)
-        floor = np.asarray(loss_floor, dtype=np.float64)
-        self.loss_floor = np.full(n_tasks, float(floor)) if floor.ndim == 0 else floor
-        if self.loss_floor.shape != (n_tasks,):
-            raise ValueError(f"loss_floor: expected a scalar or {n_tasks} numbers, got shape {floor.shape}")
-        self.lr, self.gamma = float(lr), float(gamma)
+        if np.ndim(loss_floor) == 0:
+            self.loss_floor = np.full(self.n_tasks, float(real_vector([loss_floor], "loss_floor")[0]))
+        else:
+            self.loss_floor = real_vector(loss_floor, "loss_floor", self.n_tasks)
+        self.lr, self.gamma = positive_number(lr, "lr"), nonnegative_float(gamma, "gamma")
         self.logits = np.zeros(n_tasks)
         self._m = np.zeros(n_tasks)
         self._v = np.zeros(n_tasks)
@@ -292,9 +333,14 @@ class FAMO(WeightMethod):
 def make_method(
     name: str, n_tasks: int, *, seed: int = 0, loss_floor: Any = 0.0, **kwargs: Any
 ) -> WeightMethod:
-    """Build a method by name: ``maxmin``, ``ls``, ``mgda``, ``pcgrad``, ``cagrad``, ``nashmtl``, ``famo``."""
+    """Build a method by name: ``maxmin``, ``ls``, ``mgda``, ``pcgrad``, ``cagrad``, ``nashmtl``, ``famo``.
+
+    ``loss_floor`` goes to the methods that use one (max-min's gap model, FAMO's log gaps); ``seed``
+    to PCGrad's projection order; other keyword arguments to the method's constructor.
+    """
     from .weighting import MaxMinWeighting
 
+    one_of(name, "name", METHODS)
     if name == "maxmin":
         return MaxMinWeighting(n_tasks, loss_floor=loss_floor, **kwargs)
     if name == "ls":

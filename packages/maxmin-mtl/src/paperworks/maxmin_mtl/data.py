@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
+from ._checks import check_int, finite_float, one_of
+
 __all__ = ["MTLData", "load_diabetes_tasks", "make_multitask_regression"]
 
 
@@ -64,6 +66,10 @@ class MTLData:
 
     def target(self, t: int, split: str) -> torch.Tensor:
         """Task ``t``'s targets as a tensor (float32 or int64) for ``split`` in ``{"train", "test"}``."""
+        one_of(split, "split", ("train", "test"))
+        t = check_int(t, "t", 0)
+        if t >= self.n_tasks:
+            raise ValueError(f"t: expected a task index in [0, {self.n_tasks}), got {t}")
         y = {"train": self.Y_train, "test": self.Y_test}[split][t]
         if self.kinds[t] == "regression":
             return torch.as_tensor(y, dtype=torch.float32)
@@ -87,9 +93,19 @@ def make_multitask_regression(
     seed: int = 0,
 ) -> MTLData:
     """Sample the generative model of the module docstring; task ``t`` has unit scale ``s_t``."""
-    if n_train < 2 or n_test < 1 or n_features < 1 or n_tasks < 1 or rank < 1:
-        raise ValueError("make_multitask_regression: expected n_train >= 2 and positive sizes")
-    lo, hi = scale_range
+    n_train = check_int(n_train, "n_train", 2)
+    n_test = check_int(n_test, "n_test", 1)
+    n_features = check_int(n_features, "n_features", 1)
+    n_tasks = check_int(n_tasks, "n_tasks", 1)
+    rank = check_int(rank, "rank", 1)
+    seed = check_int(seed, "seed", 0)
+    noise = finite_float(noise, "noise")
+    if noise < 0:
+        raise ValueError(f"noise: expected a number >= 0, got {noise}")
+    try:
+        lo, hi = (finite_float(v, "scale_range") for v in scale_range)
+    except TypeError:
+        raise TypeError(f"scale_range: expected a pair (low, high), got {scale_range!r}") from None
     if not (0 < lo <= hi):
         raise ValueError(f"scale_range: expected 0 < low <= high, got {scale_range}")
     rng = np.random.default_rng(seed)
@@ -117,6 +133,8 @@ def load_diabetes_tasks(seed: int = 0, test_fraction: float = 0.3) -> MTLData:
     """scikit-learn's diabetes data (bundled, original units) as four tasks; split by ``seed``."""
     from sklearn.datasets import load_diabetes
 
+    seed = check_int(seed, "seed", 0)
+    test_fraction = finite_float(test_fraction, "test_fraction")
     if not 0 < test_fraction < 1:
         raise ValueError(f"test_fraction: expected a number in (0, 1), got {test_fraction}")
     d = load_diabetes(scaled=False)

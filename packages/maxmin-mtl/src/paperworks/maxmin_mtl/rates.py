@@ -33,6 +33,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from ._checks import check_gram, real_vector
+
 __all__ = [
     "CURVATURE_MODES",
     "best_scaled_worst_rate",
@@ -53,12 +55,13 @@ def task_curvatures(
 
     ``sq_norms``: ``(k,)`` squared gradient norms ``||g_i||^2``. ``losses``: ``(k,)`` loss values, needed
     by ``curvature="gap"``. ``loss_floor``: scalar or ``(k,)`` lower bounds ``L_i*`` (gap model only).
-    A task with a zero gradient, or (gap model) with ``L_i <= L_i*``, has no first-order improvement
-    left; it gets ``nan`` and is left out of the max-min problem (weight 0) by the callers.
+    A task with a zero or non-finite gradient, or (gap model) with ``L_i <= L_i*``, has no
+    first-order improvement left; it gets ``nan`` and is left out of the max-min problem (weight 0)
+    by the callers (which warn).
     """
-    sq = np.asarray(sq_norms, dtype=np.float64)
-    if sq.ndim != 1:
-        raise ValueError(f"sq_norms: expected a 1-D array of squared norms, got shape {sq.shape}")
+    sq = real_vector(sq_norms, "sq_norms", allow_nonfinite=True)
+    if np.any(sq < 0):
+        raise ValueError(f"sq_norms: expected squared norms >= 0, got min {np.nanmin(sq):.4g}")
     k = sq.shape[0]
     alive = np.isfinite(sq) & (sq > 0)
     lam = np.full(k, np.nan)
@@ -70,18 +73,11 @@ def task_curvatures(
         if curvature == "gap":
             if losses is None:
                 raise ValueError("losses: curvature='gap' needs the loss values, got None")
-            loss = np.asarray(losses, dtype=np.float64)
-            if loss.shape != (k,):
-                raise ValueError(f"losses: expected shape ({k},), got {loss.shape}")
-            floor = (
-                np.broadcast_to(np.asarray(loss_floor, dtype=np.float64), (k,))
-                if np.ndim(loss_floor) == 0
-                else (np.asarray(loss_floor, dtype=np.float64))
-            )
-            if floor.shape != (k,):
-                raise ValueError(f"loss_floor: expected a scalar or shape ({k},), got {floor.shape}")
-            if not np.all(np.isfinite(floor)):
-                raise ValueError("loss_floor: expected finite lower bounds")
+            loss = real_vector(losses, "losses", k, allow_nonfinite=True)
+            if np.ndim(loss_floor) == 0:
+                floor = np.full(k, float(real_vector([loss_floor], "loss_floor")[0]))
+            else:
+                floor = real_vector(loss_floor, "loss_floor", k)
             gap = loss - floor
             ok = alive & np.isfinite(gap) & (gap > 0)
             lam[ok] = sq[ok] / (2.0 * gap[ok])
@@ -90,15 +86,23 @@ def task_curvatures(
         else:
             lam[alive] = 1.0
         return lam
-    given = np.asarray(curvature, dtype=np.float64)
-    if given.shape != (k,):
-        raise ValueError(
-            f"curvature: expected a mode name or an array of shape ({k},), got shape {given.shape}"
-        )
-    if not np.all(np.isfinite(given) & (given > 0)):
+    given = real_vector(curvature, "curvature", k)
+    if not np.all(given > 0):
         raise ValueError("curvature: expected finite positive curvatures")
     lam[alive] = given[alive]
     return lam
+
+
+def _rate_inputs(gram, lam, weights) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    K = check_gram(gram, "gram")
+    k = K.shape[0]
+    lam = real_vector(lam, "lam", k, allow_nonfinite=True)
+    if np.any(np.isinf(lam)) or np.any(lam[np.isfinite(lam)] <= 0):
+        raise ValueError("lam: expected positive curvatures (nan marks a task left out)")
+    if np.any(np.isfinite(lam) & ~(np.diag(K) > 0)):
+        raise ValueError("lam: a task with a zero gradient must have nan curvature (it cannot be served)")
+    w = real_vector(weights, "weights", k)
+    return K, lam, w
 
 
 def normalized_improvement_rates(gram: np.ndarray, lam: np.ndarray, weights: np.ndarray) -> np.ndarray:
@@ -107,9 +111,11 @@ def normalized_improvement_rates(gram: np.ndarray, lam: np.ndarray, weights: np.
     ``gram``: ``(k, k)`` gradient Gram matrix ``G G^T``; ``lam``: ``(k,)`` curvatures (``nan`` = task
     left out, its rate is ``nan``). Implements ``r_i = (2 lam_i g_i^T u - lam_i^2 ||u||^2) / ||g_i||^2``.
     """
-    K = np.asarray(gram, dtype=np.float64)
-    w = np.asarray(weights, dtype=np.float64)
-    lam = np.asarray(lam, dtype=np.float64)
+    K, lam, w = _rate_inputs(gram, lam, weights)
+    return _improvement_rates(K, lam, w)
+
+
+def _improvement_rates(K: np.ndarray, lam: np.ndarray, w: np.ndarray) -> np.ndarray:
     gu = K @ w
     uu = float(w @ gu)
     diag = np.diag(K)
@@ -128,9 +134,7 @@ def best_scaled_worst_rate(gram: np.ndarray, lam: np.ndarray, weights: np.ndarra
     candidates are enumerated exactly. Tasks with ``nan`` curvature are ignored; returns 0 for the zero
     update and ``nan`` when no task is left.
     """
-    K = np.asarray(gram, dtype=np.float64)
-    w = np.asarray(weights, dtype=np.float64)
-    lam = np.asarray(lam, dtype=np.float64)
+    K, lam, w = _rate_inputs(gram, lam, weights)
     keep = np.isfinite(lam)
     if not keep.any():
         return float("nan")

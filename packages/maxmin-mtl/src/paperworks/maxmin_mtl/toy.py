@@ -15,6 +15,8 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from ._checks import check_int, finite_array, positive_number
+
 __all__ = [
     "TOY_STARTS",
     "pareto_front",
@@ -31,8 +33,13 @@ _LOWER = 5e-6
 
 def toy_losses(x: torch.Tensor, scale: float = 0.1) -> torch.Tensor:
     """Losses of the toy problem: ``x`` ``(n, 2)`` -> ``(n, 2)`` (task 1 scaled by ``scale``)."""
-    if x.ndim != 2 or x.shape[-1] != 2:
-        raise ValueError(f"x: expected shape (n, 2), got {tuple(x.shape)}")
+    if not isinstance(x, torch.Tensor) or not x.is_floating_point():
+        raise TypeError(f"x: expected a floating-point (n, 2) tensor, got {type(x).__name__}")
+    if x.ndim != 2 or x.shape[-1] != 2 or x.shape[0] == 0:
+        raise ValueError(f"x: expected shape (n, 2) with n >= 1, got {tuple(x.shape)}")
+    if not bool(torch.isfinite(x).all()):
+        raise ValueError("x: expected finite values")
+    scale = positive_number(scale, "scale")
     x1, x2 = x[:, 0], x[:, 1]
     th = torch.tanh(-x2)
     f1 = torch.clamp((0.5 * (-x1 - 7) - th).abs(), _LOWER).log() + 6
@@ -51,9 +58,8 @@ def toy_losses_and_grads(x: np.ndarray, scale: float = 0.1) -> tuple[np.ndarray,
     clamps ``max(tanh(+-x2 / 2), 0)`` pass their gradient at exactly ``x2 = 0``, as the reference-era
     ``torch.clamp`` did; current torch gives 0 there, which would freeze the start ``(0, 0)``.
     """
-    x = np.asarray(x, dtype=np.float64)
-    if x.ndim != 2 or x.shape[1] != 2:
-        raise ValueError(f"x: expected shape (n, 2), got {x.shape}")
+    x = finite_array(x, "x", shape=(None, 2)).astype(np.float64, copy=False)
+    scale = positive_number(scale, "scale")
     x1, x2 = x[:, 0], x[:, 1]
     th = np.tanh(x2)
     sech2 = 1.0 - th**2
@@ -86,6 +92,7 @@ def toy_losses_and_grads(x: np.ndarray, scale: float = 0.1) -> tuple[np.ndarray,
 
 def toy_loss_floor(scale: float = 0.1) -> np.ndarray:
     """Exact lower bounds ``(2,)`` of the two toy losses."""
+    scale = positive_number(scale, "scale")
     return np.array([-20.0 * scale, -20.0])
 
 
@@ -96,6 +103,10 @@ def pareto_stationarity(g1: np.ndarray, g2: np.ndarray) -> np.ndarray:
     Pareto-stationary points (opposite gradients), 1 when the gradients agree; a zero gradient counts
     as stationary.
     """
+    g1 = finite_array(g1, "g1", ndim=2)
+    g2 = finite_array(g2, "g2", ndim=2)
+    if g1.shape != g2.shape:
+        raise ValueError(f"g2: expected the shape of g1 {g1.shape}, got {g2.shape}")
     n1 = np.linalg.norm(g1, axis=1, keepdims=True)
     n2 = np.linalg.norm(g2, axis=1, keepdims=True)
     out = np.zeros(g1.shape[0])
@@ -110,6 +121,9 @@ def pareto_stationarity(g1: np.ndarray, g2: np.ndarray) -> np.ndarray:
 
 def pareto_front(scale: float = 0.1, grid: int = 400, lim: float = 10.0) -> np.ndarray:
     """Non-dominated loss pairs ``(m, 2)`` of the toy on a ``grid x grid`` box ``[-lim, lim]^2``."""
+    scale = positive_number(scale, "scale")
+    grid = check_int(grid, "grid", 2)
+    lim = positive_number(lim, "lim")
     t = torch.linspace(-lim, lim, grid, dtype=torch.float64)
     X = torch.stack(torch.meshgrid(t, t, indexing="ij"), dim=-1).reshape(-1, 2)
     F = toy_losses(X, scale).numpy()

@@ -7,10 +7,19 @@ shape of LibMTL / the Nash-MTL code: it computes the per-task gradients of the s
 the weights, and then back-propagates ``sum_i beta_i L_i``, so the shared parameters' ``.grad`` holds
 ``u`` exactly and task-specific parameters (heads) receive their ``beta_i``-weighted gradients.
 
+``task_specific_parameters`` (the heads), when given, receive their *own* loss's gradient
+(``d L_i / d theta_i``, unweighted), as in MGDA-UB (Sener & Koltun 2018) and LibMTL, where only the
+shared update is re-weighted; without them every other parameter gets the ``beta``-weighted gradient
+of ``sum_i beta_i L_i`` (the Nash-MTL reference's convention).
+
 Bad input, defined behaviour (``nonfinite="skip"``, the default): a task whose loss or gradient is
 NaN/inf is left out of this step (weight 0, a ``RuntimeWarning``); with ``nonfinite="raise"`` it is a
-``ValueError``. A task with a zero gradient is left out by the max-min method (it has no first-order
-improvement to serve). When no task is left, the update is zero. No path returns a NaN update.
+``ValueError``. A malformed Gram matrix (not symmetric, not positive semi-definite, negative diagonal)
+is a ``ValueError``. The max-min method leaves out, with a ``RuntimeWarning``, a task with a zero
+gradient or a loss at its floor (no first-order improvement to serve); a loss *below* its floor is a
+``ValueError`` (the floor must be a lower bound), or with ``below_floor="skip"`` the task is left out
+with a warning. When no task is left, the update is zero (with a warning). No path returns a NaN
+update.
 """
 
 from __future__ import annotations
@@ -24,28 +33,30 @@ from typing import Any
 import numpy as np
 import torch
 
-from .rates import CURVATURE_MODES, normalized_improvement_rates, task_curvatures
-from .solver import solve_maxmin
+from ._checks import as_grad_matrix, check_gram, nonnegative_float, one_of, positive_int, real_vector
+from .rates import CURVATURE_MODES, _improvement_rates, task_curvatures
+from .solver import _active_set
 
 __all__ = ["MaxMinResult", "MaxMinWeighting", "WeightMethod", "gram_matrix", "maxmin_weights"]
 
 
-def gram_matrix(grads: torch.Tensor | np.ndarray) -> np.ndarray:
-    """``(k, k)`` float64 Gram matrix ``G G^T`` of a ``(k, d)`` gradient matrix."""
-    if isinstance(grads, torch.Tensor):
-        g = grads.detach().to(torch.float64)
+def gram_matrix(grads: Any) -> np.ndarray:
+    """``(k, k)`` float64 Gram matrix ``G G^T`` of a ``(k, d)`` gradient matrix (array, tensor or a
+    sequence of ``k`` gradient vectors)."""
+    G = as_grad_matrix(grads)
+    if isinstance(G, torch.Tensor):
+        g = G.detach().to(torch.float64)
         return (g @ g.T).cpu().numpy()
-    g = np.asarray(grads, dtype=np.float64)
+    g = np.asarray(G, dtype=np.float64)
     return g @ g.T
 
 
 def _check_losses(losses: Any, n_tasks: int | None, name: str = "losses") -> np.ndarray:
-    arr = np.asarray(losses, dtype=np.float64)
-    if arr.ndim != 1 or arr.size == 0:
-        raise ValueError(f"{name}: expected a non-empty 1-D array of task losses, got shape {arr.shape}")
-    if n_tasks is not None and arr.shape[0] != n_tasks:
-        raise ValueError(f"{name}: expected {n_tasks} task losses, got {arr.shape[0]}")
-    return arr
+    return real_vector(losses, name, n_tasks, allow_nonfinite=True)
+
+
+def _warn(message: str) -> None:
+    warnings.warn(message, RuntimeWarning, stacklevel=4)
 
 
 class WeightMethod(abc.ABC):
@@ -59,12 +70,8 @@ class WeightMethod(abc.ABC):
     needs_gradients: bool = True
 
     def __init__(self, n_tasks: int, *, nonfinite: str = "skip") -> None:
-        if isinstance(n_tasks, bool) or not isinstance(n_tasks, int | np.integer) or n_tasks < 1:
-            raise ValueError(f"n_tasks: expected a positive int, got {n_tasks!r}")
-        if nonfinite not in ("skip", "raise"):
-            raise ValueError(f"nonfinite: expected 'skip' or 'raise', got {nonfinite!r}")
-        self.n_tasks = int(n_tasks)
-        self.nonfinite = nonfinite
+        self.n_tasks = positive_int(n_tasks, "n_tasks")
+        self.nonfinite = one_of(nonfinite, "nonfinite", ("skip", "raise"))
 
     @abc.abstractmethod
     def _weights(self, gram: np.ndarray, losses: np.ndarray, index: np.ndarray) -> tuple[np.ndarray, dict]:
@@ -79,8 +86,16 @@ class WeightMethod(abc.ABC):
         loss = _check_losses(losses, self.n_tasks)
         k = self.n_tasks
         valid = np.isfinite(loss)
+        K = None
         if gram is not None:
-            K = np.asarray(gram, dtype=np.float64)
+            if isinstance(gram, torch.Tensor):
+                gram = gram.detach().to(torch.float64).cpu().numpy()
+            try:
+                K = np.asarray(gram, dtype=np.float64)
+            except (TypeError, ValueError):
+                raise TypeError(
+                    f"gram: expected a ({k}, {k}) real matrix, got {type(gram).__name__}"
+                ) from None
             if K.shape != (k, k):
                 raise ValueError(f"gram: expected shape ({k}, {k}), got {K.shape}")
             valid &= np.isfinite(np.diag(K))
@@ -91,36 +106,42 @@ class WeightMethod(abc.ABC):
             bad = np.flatnonzero(~valid).tolist()
             if self.nonfinite == "raise":
                 raise ValueError(f"losses: tasks {bad} have a non-finite loss or gradient")
-            warnings.warn(
-                f"tasks {bad} have a non-finite loss or gradient; left out of this update",
-                RuntimeWarning,
-                stacklevel=3,
-            )
+            _warn(f"tasks {bad} have a non-finite loss or gradient; left out of this update")
         beta = np.zeros(k)
         index = np.flatnonzero(valid)
         info: dict[str, Any] = {"valid": valid}
         if index.size:
-            sub = None if gram is None else K[np.ix_(index, index)]
+            sub = None if K is None else check_gram(K[np.ix_(index, index)], "gram")
             b, extra = self._weights(sub, loss[index], index)
             b = np.where(np.isfinite(b), b, 0.0)
             beta[index] = b
             info.update(extra)
         return beta, info
 
-    def combine(
-        self, grads: torch.Tensor | np.ndarray, losses: Any
-    ) -> tuple[torch.Tensor | np.ndarray, np.ndarray]:
-        """Functional form over a gradient matrix: ``grads`` ``(k, d)`` -> ``(update (d,), beta (k,))``."""
-        if grads.ndim != 2 or grads.shape[0] != self.n_tasks:
-            raise ValueError(f"grads: expected shape ({self.n_tasks}, d), got {tuple(grads.shape)}")
-        gram = gram_matrix(grads) if self.needs_gradients else None
-        beta, _ = self.weights(gram, losses)
+    def _combine(
+        self, grads: Any, losses: Any
+    ) -> tuple[torch.Tensor | np.ndarray, np.ndarray, dict[str, Any]]:
+        G = as_grad_matrix(grads)
+        if G.shape[0] != self.n_tasks:
+            raise ValueError(f"grads: expected shape ({self.n_tasks}, d), got {tuple(G.shape)}")
+        gram = gram_matrix(G) if self.needs_gradients else None
+        beta, info = self.weights(gram, losses)
         use = beta != 0
-        if isinstance(grads, torch.Tensor):
-            b = torch.as_tensor(beta[use], dtype=grads.dtype, device=grads.device)
-            return b @ grads[torch.as_tensor(use, device=grads.device)], beta
-        g = np.asarray(grads)
-        return beta[use] @ g[use] if use.any() else np.zeros(g.shape[1], dtype=g.dtype), beta
+        if isinstance(G, torch.Tensor):
+            if not use.any():
+                return torch.zeros(G.shape[1], dtype=G.dtype, device=G.device), beta, info
+            b = torch.as_tensor(beta[use], dtype=G.dtype, device=G.device)
+            return b @ G[torch.as_tensor(use, device=G.device)], beta, info
+        g = np.asarray(G)
+        out = np.result_type(g.dtype, np.float64) if g.dtype.kind != "f" else g.dtype
+        update = (beta[use] @ g[use]).astype(out) if use.any() else np.zeros(g.shape[1], dtype=out)
+        return update, beta, info
+
+    def combine(self, grads: Any, losses: Any) -> tuple[torch.Tensor | np.ndarray, np.ndarray]:
+        """Functional form over a gradient matrix: ``grads`` ``(k, d)`` (array, tensor or a sequence of
+        ``k`` vectors) -> ``(update (d,), beta (k,))``; the update has the type and dtype of ``grads``."""
+        update, beta, _ = self._combine(grads, losses)
+        return update, beta
 
     def backward(
         self,
@@ -132,19 +153,39 @@ class WeightMethod(abc.ABC):
         """Compute the weighted update and back-propagate it (LibMTL / Nash-MTL ``backward`` shape).
 
         ``losses``: ``(k,)`` tensor or a sequence of ``k`` scalar tensors; ``shared_parameters``: the
-        parameters every task uses. Afterwards each shared parameter's ``.grad`` holds its slice of
-        ``u = sum_i beta_i g_i``. Returns ``(sum_i beta_i L_i detached, info)``; ``info["weights"]`` is
-        the ``(k,)`` weight tensor.
+        parameters every task uses; their ``.grad`` receives (accumulates) their slice of
+        ``u = sum_i beta_i g_i``. ``task_specific_parameters``: when given, each receives the gradient of
+        the task losses it enters, unweighted (``d sum_i L_i / d theta``: a head gets its own loss's
+        gradient); when ``None``, ``sum_i beta_i L_i`` is back-propagated into every parameter.
+        Returns ``(sum_i beta_i L_i detached, info)``; ``info["weights"]`` is the ``(k,)`` weight tensor.
         """
-        L = losses if isinstance(losses, torch.Tensor) else torch.stack([torch.as_tensor(x) for x in losses])
+        if isinstance(losses, torch.Tensor):
+            L = losses
+        elif isinstance(losses, Sequence) and all(isinstance(x, torch.Tensor) for x in losses) and losses:
+            if any(x.numel() != 1 for x in losses):
+                raise ValueError("losses: expected scalar tensors, one per task")
+            L = torch.stack([x.reshape(()) for x in losses])
+        else:
+            raise TypeError(
+                f"losses: expected a (k,) tensor or a sequence of scalar tensors, got {type(losses).__name__}"
+            )
         if L.ndim != 1 or L.shape[0] != self.n_tasks:
             raise ValueError(f"losses: expected {self.n_tasks} scalar losses, got shape {tuple(L.shape)}")
-        shared = [p for p in shared_parameters if p.requires_grad]
+        if not L.is_floating_point():
+            raise TypeError(f"losses: expected a floating-point tensor, got {L.dtype}")
+        shared = _param_list(shared_parameters, "shared_parameters")
         if not shared:
             raise ValueError("shared_parameters: expected at least one tensor that requires grad")
+        specific = None
+        if task_specific_parameters is not None:
+            specific = _param_list(task_specific_parameters, "task_specific_parameters")
+            ids = {id(p) for p in shared}
+            if any(id(p) in ids for p in specific):
+                raise ValueError("task_specific_parameters: a parameter is also in shared_parameters")
         lv = L.detach().to(torch.float64).cpu().numpy()
-        gram = None
-        if self.needs_gradients:
+        dim = sum(p.numel() for p in shared)
+        G = None
+        if self.needs_gradients or specific is not None:
             rows = []
             for i in range(self.n_tasks):
                 if np.isfinite(lv[i]) and L[i].requires_grad:
@@ -159,20 +200,51 @@ class WeightMethod(abc.ABC):
                     )
                 else:
                     rows.append(
-                        torch.full((sum(p.numel() for p in shared),), float("nan"), device=shared[0].device)
+                        torch.full((dim,), float("nan"), device=shared[0].device, dtype=shared[0].dtype)
                     )
-            gram = gram_matrix(torch.stack(rows))
+            G = torch.stack(rows)
+        gram = gram_matrix(G) if self.needs_gradients else None
         beta, info = self.weights(gram, lv)
         use = [i for i in range(self.n_tasks) if beta[i] != 0 and np.isfinite(lv[i])]
-        if use:
-            total = sum(float(beta[i]) * L[i] for i in use)
-            total.backward()
+        total = sum(float(beta[i]) * L[i] for i in use) if use else torch.zeros((), device=L.device)
+        if specific is None:
+            if use:
+                total.backward()
+            else:
+                for p in shared:
+                    p.grad = torch.zeros_like(p) if p.grad is None else p.grad
         else:
-            total = torch.zeros((), device=shared[0].device)
+            if use:
+                b = torch.as_tensor(beta[use], dtype=G.dtype, device=G.device)
+                u = b @ G[use]
+            else:
+                u = torch.zeros(dim, dtype=shared[0].dtype, device=shared[0].device)
+            offset = 0
             for p in shared:
-                p.grad = torch.zeros_like(p)
+                part = u[offset : offset + p.numel()].reshape(p.shape).to(p.dtype)
+                offset += p.numel()
+                p.grad = part.clone() if p.grad is None else p.grad + part
+            own = [i for i in range(self.n_tasks) if np.isfinite(lv[i]) and L[i].requires_grad]
+            heads = [p for p in specific if p.requires_grad]
+            if own and heads:
+                gs = torch.autograd.grad(sum(L[i] for i in own), heads, allow_unused=True)
+                for p, g in zip(heads, gs):
+                    if g is not None:
+                        p.grad = g.clone() if p.grad is None else p.grad + g
         info["weights"] = torch.as_tensor(beta, dtype=torch.float32)
-        return total.detach(), info
+        return total.detach() if isinstance(total, torch.Tensor) else torch.as_tensor(total), info
+
+
+def _param_list(params: Any, name: str) -> list[torch.Tensor]:
+    if isinstance(params, torch.Tensor):
+        params = [params]
+    try:
+        items = list(params)
+    except TypeError:
+        raise TypeError(f"{name}: expected an iterable of tensors, got {type(params).__name__}") from None
+    if not all(isinstance(p, torch.Tensor) for p in items):
+        raise TypeError(f"{name}: expected an iterable of tensors")
+    return [p for p in items if p.requires_grad]
 
 
 @dataclass(frozen=True)
@@ -181,8 +253,10 @@ class MaxMinResult:
 
     ``weights``: ``(k,)`` gradient weights ``beta`` (0 for tasks left out); ``update``: ``(d,)`` update
     ``u = sum_i beta_i g_i``; ``rates``: ``(k,)`` normalized improvement rates of ``u`` (``nan`` for
-    tasks left out); ``value``: the optimal worst-task rate ``t*``; ``active``: the bottleneck tasks;
-    ``iterations``: active-set iterations; ``curvature``: ``(k,)`` curvatures ``lam_i`` used.
+    tasks left out); ``value``: the worst rate of ``u`` over the served tasks (``t*``); ``active``: the
+    bottleneck tasks; ``iterations``: active-set iterations; ``curvature``: ``(k,)`` curvatures
+    ``lam_i`` used; ``excluded``: tasks left out of the problem (non-finite, zero gradient, at or below
+    the floor).
     """
 
     weights: np.ndarray
@@ -192,6 +266,7 @@ class MaxMinResult:
     active: tuple[int, ...]
     iterations: int
     curvature: np.ndarray
+    excluded: tuple[int, ...] = ()
 
 
 class MaxMinWeighting(WeightMethod):
@@ -202,8 +277,10 @@ class MaxMinWeighting(WeightMethod):
     active-set procedure of :mod:`paperworks.maxmin_mtl.solver`. Returns ``beta_i = c_i / lam_i``.
 
     ``curvature``: ``"gap"`` (default), ``"unit"``, ``"shared"`` or ``k`` positive numbers;
-    ``loss_floor``: scalar or ``(k,)`` known lower bounds of the losses (gap model; 0 for MSE/CE);
-    ``tol``: optimality tolerance on rates; ``ridge``: relative Gram regularisation.
+    ``loss_floor``: scalar or ``(k,)`` known lower bounds ``L_i*`` of the losses (gap model; 0 for
+    MSE/CE); ``below_floor``: ``"raise"`` (default) or ``"skip"`` for a loss under its floor;
+    ``tol``: optimality tolerance on rates; ``ridge``: regularisation of the normalised Gram matrix
+    (default 0, see :func:`~paperworks.maxmin_mtl.solve_maxmin`).
     """
 
     name = "maxmin"
@@ -214,105 +291,113 @@ class MaxMinWeighting(WeightMethod):
         *,
         curvature: str | Sequence[float] = "gap",
         loss_floor: float | Sequence[float] = 0.0,
+        below_floor: str = "raise",
         tol: float = 1e-9,
-        ridge: float = 1e-10,
+        ridge: float = 0.0,
         nonfinite: str = "skip",
     ) -> None:
         super().__init__(n_tasks, nonfinite=nonfinite)
         if isinstance(curvature, str):
-            if curvature not in CURVATURE_MODES:
-                raise ValueError(
-                    f"curvature: expected one of {CURVATURE_MODES} or {n_tasks} positive numbers, "
-                    f"got {curvature!r}"
-                )
-            self.curvature: str | np.ndarray = curvature
+            self.curvature: str | np.ndarray = one_of(curvature, "curvature", CURVATURE_MODES)
         else:
-            c = np.asarray(curvature, dtype=np.float64)
-            if c.shape != (n_tasks,) or not np.all(np.isfinite(c) & (c > 0)):
+            c = real_vector(curvature, "curvature", self.n_tasks)
+            if not np.all(c > 0):
                 raise ValueError(f"curvature: expected {n_tasks} finite positive numbers, got {curvature!r}")
             self.curvature = c
-        floor = np.asarray(loss_floor, dtype=np.float64)
-        if floor.ndim == 0:
-            floor = np.full(n_tasks, float(floor))
-        if floor.shape != (n_tasks,) or not np.all(np.isfinite(floor)):
-            raise ValueError(
-                f"loss_floor: expected a finite scalar or {n_tasks} finite numbers, got {loss_floor!r}"
-            )
-        if not (np.isfinite(tol) and tol >= 0):
-            raise ValueError(f"tol: expected a finite non-negative number, got {tol!r}")
-        if not (np.isfinite(ridge) and ridge >= 0):
-            raise ValueError(f"ridge: expected a finite non-negative number, got {ridge!r}")
+        if np.ndim(loss_floor) == 0:
+            floor = np.full(self.n_tasks, float(real_vector([loss_floor], "loss_floor")[0]))
+        else:
+            floor = real_vector(loss_floor, "loss_floor", self.n_tasks)
         self.loss_floor = floor
-        self.tol = float(tol)
-        self.ridge = float(ridge)
+        self.below_floor = one_of(below_floor, "below_floor", ("raise", "skip"))
+        self.tol = nonnegative_float(tol, "tol")
+        self.ridge = nonnegative_float(ridge, "ridge")
 
     def _weights(self, gram: np.ndarray, losses: np.ndarray, index: np.ndarray) -> tuple[np.ndarray, dict]:
         curv = self.curvature if isinstance(self.curvature, str) else self.curvature[index]
-        lam = task_curvatures(np.diag(gram), losses, curv, self.loss_floor[index])
+        floor = self.loss_floor[index]
+        if isinstance(curv, str) and curv == "gap":
+            below = losses < floor
+            if below.any():
+                bad = index[below].tolist()
+                if self.below_floor == "raise":
+                    raise ValueError(
+                        f"losses: tasks {bad} are below their loss_floor ({losses[below].tolist()} < "
+                        f"{floor[below].tolist()}); the floor must be a lower bound (or below_floor='skip')"
+                    )
+        lam = task_curvatures(np.diag(gram), losses, curv, floor)
         served = np.flatnonzero(np.isfinite(lam))
+        left = np.flatnonzero(~np.isfinite(lam))
         m = len(index)
         beta = np.zeros(m)
         lam_full = np.full(self.n_tasks, np.nan)
         lam_full[index] = lam
-        info: dict[str, Any] = {"curvature": lam_full, "value": float("nan"), "active": (), "iterations": 0}
+        info: dict[str, Any] = {
+            "curvature": lam_full,
+            "value": float("nan"),
+            "active": (),
+            "iterations": 0,
+            "excluded": tuple(int(index[i]) for i in left),
+        }
+        if left.size:
+            zero = [int(index[i]) for i in left if not np.diag(gram)[i] > 0]
+            floor_hit = [int(index[i]) for i in left if np.diag(gram)[i] > 0]
+            parts = ([f"{zero} (zero gradient)"] if zero else []) + (
+                [f"{floor_hit} (loss at or below its floor)"] if floor_hit else []
+            )
+            _warn(f"tasks {' and '.join(parts)} have no improvement to serve; left out of this update")
         rates = np.full(self.n_tasks, np.nan)
         if served.size:
             ls = lam[served]
             Q = gram[np.ix_(served, served)] / np.outer(ls, ls)
-            res = solve_maxmin(Q, tol=self.tol, ridge=self.ridge)
+            res = _active_set(0.5 * (Q + Q.T), self.tol, self.ridge, None)
             beta[served] = res.coef / ls
-            rates[index] = normalized_improvement_rates(gram, lam, beta)
+            rates[index] = _improvement_rates(gram, lam, beta)
             info.update(
-                value=res.value,
+                value=float(np.nanmin(rates[index])),
                 active=tuple(int(index[served[a]]) for a in res.active),
                 iterations=res.iterations,
             )
+        else:
+            _warn("no task has an improvement to serve; the update is zero")
         info["rates"] = rates
         return beta, info
 
 
 def maxmin_weights(
-    grads: torch.Tensor | np.ndarray,
+    grads: Any,
     losses: Any = None,
     *,
     curvature: str | Sequence[float] = "gap",
     loss_floor: float | Sequence[float] = 0.0,
+    below_floor: str = "raise",
     tol: float = 1e-9,
-    ridge: float = 1e-10,
+    ridge: float = 0.0,
     nonfinite: str = "skip",
 ) -> MaxMinResult:
     """Functional max-min normalized improvement update over a gradient matrix.
 
-    ``grads``: ``(k, d)`` task gradients of the shared parameters (NumPy or torch); ``losses``: ``(k,)``
-    loss values (required by ``curvature="gap"``; any finite values otherwise). Returns a
-    :class:`MaxMinResult` whose ``update`` has the type and dtype of ``grads``.
+    ``grads``: ``(k, d)`` task gradients of the shared parameters (NumPy, torch, or a sequence of
+    ``k`` vectors); ``losses``: ``(k,)`` loss values (required by ``curvature="gap"``; any finite
+    values otherwise). Returns a :class:`MaxMinResult` whose ``update`` has the type and dtype of
+    ``grads``. Same computation as :meth:`MaxMinWeighting.combine`.
     """
-    if grads.ndim != 2 or grads.shape[0] < 1:
-        raise ValueError(
-            f"grads: expected a (k, d) gradient matrix with k >= 1, got shape {tuple(grads.shape)}"
-        )
-    k = grads.shape[0]
+    G = as_grad_matrix(grads)
+    k = G.shape[0]
     if losses is None:
-        if curvature == "gap":
+        if isinstance(curvature, str) and curvature == "gap":
             raise ValueError("losses: curvature='gap' needs the loss values, got None")
         losses = np.zeros(k)
     method = MaxMinWeighting(
-        k, curvature=curvature, loss_floor=loss_floor, tol=tol, ridge=ridge, nonfinite=nonfinite
+        k,
+        curvature=curvature,
+        loss_floor=loss_floor,
+        below_floor=below_floor,
+        tol=tol,
+        ridge=ridge,
+        nonfinite=nonfinite,
     )
-    beta, info = method.weights(gram_matrix(grads), losses)
-    use = beta != 0
-    if isinstance(grads, torch.Tensor):
-        update = (
-            torch.as_tensor(beta[use], dtype=grads.dtype, device=grads.device)
-            @ grads[torch.as_tensor(use, device=grads.device)]
-        )
-    else:
-        g = np.asarray(grads)
-        update = (
-            beta[use] @ g[use]
-            if use.any()
-            else np.zeros(g.shape[1], dtype=np.result_type(g.dtype, np.float64))
-        )
+    update, beta, info = method._combine(G, losses)
     return MaxMinResult(
         weights=beta,
         update=update,
@@ -321,4 +406,5 @@ def maxmin_weights(
         active=tuple(info.get("active", ())),
         iterations=int(info.get("iterations", 0)),
         curvature=info.get("curvature", np.full(k, np.nan)),
+        excluded=tuple(sorted(set(info.get("excluded", ())) | set(np.flatnonzero(~info["valid"]).tolist()))),
     )
