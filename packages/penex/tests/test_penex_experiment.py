@@ -9,7 +9,7 @@ import torch
 
 from paperworks.core import INCONCLUSIVE_1_SEED, torch_threads
 from paperworks.penex.data import INTENTS, few_shot_split, load_tabular, make_text_task
-from paperworks.penex.experiments import PenexConfig, PENEXExperiment
+from paperworks.penex.experiments import PenexConfig, PENEXExperiment, _member_scores, _select
 from paperworks.penex.training import (
     Method,
     TrainConfig,
@@ -89,9 +89,11 @@ def test_config_quick_and_full_are_one_frozen_dataclass():
     with pytest.raises(dataclasses.FrozenInstanceError):
         full.steps = 1  # type: ignore[misc]
     assert full == PenexConfig() and quick != full
-    # the full grid: three values for every regulariser and PENEX, plain CE alone
-    assert full.grid["ce"] == (0.0,) and all(len(v) == 3 for k, v in full.grid.items() if k != "ce")
-    assert all(len(v) == 1 for v in quick.grid.values())
+    # the full grid: the same number of values (seven) for every regulariser and PENEX, plain CE alone;
+    # PENEX's includes the authors' default 0.1 and 0.3
+    assert full.grid["ce"] == (0.0,) and {len(v) for k, v in full.grid.items() if k != "ce"} == {7}
+    assert {0.1, 0.3} <= set(full.penex) and full.margin_alpha == 0.1 == full.cost_alpha
+    assert all(len(v) == 1 for v in quick.grid.values()) and quick.penex == (0.1,)
 
 
 @pytest.mark.parametrize(
@@ -104,7 +106,7 @@ def test_config_quick_and_full_are_one_frozen_dataclass():
         {"steps": 0},
         {"penex": (0.0, 1.0)},
         {"dropout": ()},
-        {"margin_alpha": 0.3},  # not in the PENEX grid
+        {"margin_alpha": 0.5},  # not in the PENEX grid
         {"margin_budget": 7},  # not a run cell
         {"cost_alpha": -1.0},
         {"cost_rounds": 1},  # the harness pairs rounds: an interval needs two
@@ -117,23 +119,54 @@ def test_config_rejects_bad_settings(bad):
         PenexConfig(**bad)
 
 
-def test_quick_reproduction_report():
+def test_selection_breaks_accuracy_ties_by_validation_nll():
+    val_acc = np.array([0.9, 0.9, 0.8, 0.9])
+    val_nll = np.array([0.50, 0.30, 0.10, 0.40])
+    assert _select([0, 1, 2, 3], val_acc, val_nll) == 1  # not the first of the tied values
+    assert _select([2], val_acc, val_nll) == 2
+
+
+def test_member_scores_use_each_methods_read_out():
+    x, y = load_tabular("digits")
+    s = few_shot_split(x, y, 5, 5, seed=0, max_test=100)
+    methods = [Method("ce"), Method("penex", 0.3)]
+    model = train_grid(s.x_train, s.y_train, 10, methods, TrainConfig(hidden=16, steps=5), seed=0)
+    acc, nll = _member_scores(model, methods, s.x_val, s.y_val, "cpu")
+    xt, yt = torch.from_numpy(s.x_val), torch.from_numpy(s.y_val)
+    with torch.inference_mode():
+        f = model(xt)
+    want = -torch.log_softmax(1.3 * f[1], dim=1)[torch.arange(len(yt)), yt].double().mean()
+    assert nll[1] == pytest.approx(float(want), rel=1e-6)
+    assert acc[0] == pytest.approx(float((f[0].argmax(1) == yt).double().mean()))
+
+
+def test_quick_reproduction_report(tmp_path):
     exp = PENEXExperiment()
     report = exp.run(quick=True, seeds=1)
     assert report.slug == "penex" and report.quick and report.seeds == [0]
     # the recorded configuration is the quick one (tuples become lists in the record)
     assert report.config == json.loads(json.dumps(dataclasses.asdict(exp.config(True))))
     by_key = {c.claim.key: c for c in report.claims}
-    assert set(by_key) == {"acc_over_ce", "matches_best_regulariser", "larger_margins", "comparable_cost"}
+    assert set(by_key) == {
+        "acc_over_ce",
+        "matches_best_regulariser",
+        "larger_margins",
+        "larger_margins_alpha01",
+        "larger_raw_margins",
+        "larger_raw_margins_alpha01",
+        "comparable_cost",
+    }
     # one seed, no per-seed standard error: no interval, so no verdict either way
     for c in report.claims:
         assert c.verdict == INCONCLUSIVE_1_SEED and c.n == 1 and c.lo is None and not c.holds
         assert c.estimate == report.per_seed[0][c.claim.metric]
     assert all(c.claim.paired for c in report.claims)
     assert by_key["comparable_cost"].claim.machine_dependent
-    # what one seed does show: the normalised margin ratio is well below 1 (not an artefact of one seed:
-    # the 3-seed quick run's interval lies below 1 too)
-    assert 0 < by_key["larger_margins"].estimate < 1
+    seed0 = report.per_seed[0]
+    # quick grid: alpha 0.1 only, so the selected alpha is 0.1 and both margin readings coincide
+    assert seed0["margin_alpha_selected"] == 0.1
+    assert seed0["margin_ratio_norm_selected"] == seed0["margin_ratio_norm_a01"] > 0
+    assert seed0["margin_q50_raw_ce"] == seed0["margin_median_raw_ce"]
     assert -1 <= by_key["acc_over_ce"].estimate <= 1
     assert by_key["matches_best_regulariser"].estimate in (0.0, 0.5, 1.0)  # two cells in quick mode
     s = report.summary
@@ -142,3 +175,9 @@ def test_quick_reproduction_report():
     assert s["step_time_ratio"].mean > 0
     assert any(t.startswith("Test accuracy: digits") for t in report.tables)
     assert "| 20 |" in report.to_markdown()
+    # the figure: a non-empty PNG drawn from the report's per-seed metrics
+    pytest.importorskip("matplotlib")
+    names = exp.figures(report, tmp_path)
+    assert names == ["penex.png"]
+    png = (tmp_path / "penex.png").read_bytes()
+    assert png.startswith(b"\x89PNG") and len(png) > 10_000

@@ -16,6 +16,17 @@ import numpy as np
 import torch
 from torch import Tensor, nn
 
+from paperworks.core.validate import finite_array, fraction
+
+from ._checks import (
+    check_scores_and_targets,
+    check_values_now,
+    class_scores,
+    class_targets,
+    float_tensor,
+    validate_flag,
+)
+
 __all__ = [
     "MarginDistribution",
     "margin_distribution",
@@ -25,28 +36,24 @@ __all__ = [
 ]
 
 
-def multiclass_margins(logits: Tensor, target: Tensor) -> Tensor:
+def multiclass_margins(logits: Tensor, target: Tensor, *, validate: bool | None = None) -> Tensor:
     """Per-sample margins ``f_y - max_{j != y} f_j``.
 
     Args:
-        logits: ``(N, C)`` with ``C >= 2``.
+        logits: ``(N, C)`` with ``N >= 1`` and ``C >= 2``.
         target: ``(N,)`` integer class indices in ``[0, C)``.
+        validate: value checks (finite logits, targets in range); default on CPU tensors.
 
     Returns:
         ``(N,)`` margins in the logits' dtype.
     """
-    if not isinstance(logits, Tensor) or not logits.is_floating_point():
-        raise TypeError("logits: expected a floating-point torch.Tensor of shape (N, C)")
+    validate = validate_flag(validate)
+    class_scores(logits)
     if logits.dim() != 2 or logits.shape[1] < 2:
         raise ValueError(f"logits: expected shape (N, C) with C >= 2, got {tuple(logits.shape)}")
-    if not isinstance(target, Tensor) or target.is_floating_point() or target.dtype == torch.bool:
-        raise TypeError("target: expected an integer torch.Tensor of class indices")
-    if tuple(target.shape) != (logits.shape[0],):
-        raise ValueError(f"target: expected shape ({logits.shape[0]},), got {tuple(target.shape)}")
-    if logits.shape[0] == 0:
-        raise ValueError("logits: expected a non-empty batch")
-    if int(target.min()) < 0 or int(target.max()) >= logits.shape[1]:
-        raise ValueError(f"target: expected class indices in [0, {logits.shape[1] - 1}]")
+    class_targets(target, logits)
+    if check_values_now(validate, logits, target):
+        check_scores_and_targets(logits, target, logits.shape[1], None)
     t = target.long().unsqueeze(1)
     f_y = logits.gather(1, t).squeeze(1)
     others = logits.scatter(1, t, float("-inf"))
@@ -59,6 +66,8 @@ def spectral_complexity(model: nn.Module) -> float:
     Raises if the model has no ``nn.Linear`` or has convolutions (whose operator norm this does not
     compute).
     """
+    if not isinstance(model, nn.Module):
+        raise TypeError(f"model: expected a torch.nn.Module, got {type(model).__name__}")
     linears = [m for m in model.modules() if isinstance(m, nn.Linear)]
     if not linears:
         raise ValueError("model: expected at least one nn.Linear layer")
@@ -66,14 +75,21 @@ def spectral_complexity(model: nn.Module) -> float:
         raise ValueError("model: convolutional layers are not supported by spectral_complexity")
     with torch.no_grad():
         norms = [torch.linalg.matrix_norm(m.weight.double(), ord=2).item() for m in linears]
-    return float(np.prod(norms))
+    out = float(np.prod(norms))
+    if not np.isfinite(out) or out <= 0:
+        raise ValueError(
+            f"model: expected finite, non-zero nn.Linear weights, got a spectral complexity of {out}"
+        )
+    return out
 
 
 def normalized_margins(model: nn.Module, inputs: Tensor, target: Tensor) -> Tensor:
     """Spectrally normalised margins ``(f_y - max_{j!=y} f_j) / prod_l ||W_l||_2``, shape ``(N,)``."""
+    complexity = spectral_complexity(model)  # checks the model first
+    float_tensor(inputs, "inputs", min_dim=1, what="a batch of model inputs (N, ...)")
     with torch.no_grad():
         logits = model(inputs)
-    return multiclass_margins(logits, target) / spectral_complexity(model)
+    return multiclass_margins(logits, target) / complexity
 
 
 @dataclass(frozen=True)
@@ -92,14 +108,12 @@ def margin_distribution(
     margins: Tensor | np.ndarray, levels: Sequence[float] = (0.1, 0.25, 0.5, 0.75, 0.9)
 ) -> MarginDistribution:
     """Quantiles, mean and error fraction of a 1-D sample of margins."""
-    m = margins.detach().cpu().double().numpy() if isinstance(margins, Tensor) else np.asarray(margins, float)
-    if m.ndim != 1 or m.size == 0:
-        raise ValueError(f"margins: expected a non-empty 1-D array, got shape {m.shape}")
-    if not np.all(np.isfinite(m)):
-        raise ValueError("margins: expected finite values")
-    lv = tuple(float(x) for x in levels)
-    if not lv or any(not 0.0 <= x <= 1.0 for x in lv):
-        raise ValueError(f"levels: expected quantile levels in [0, 1], got {levels!r}")
+    if isinstance(margins, Tensor):
+        margins = margins.detach().cpu().double().numpy()
+    m = finite_array(margins, "margins", ndim=1)
+    if isinstance(levels, str) or not isinstance(levels, Sequence) or len(levels) == 0:
+        raise TypeError(f"levels: expected a non-empty sequence of quantile levels in [0, 1], got {levels!r}")
+    lv = tuple(fraction(x, "levels") for x in levels)
     q = tuple(float(x) for x in np.quantile(m, lv))
     return MarginDistribution(
         lv, q, float(m.mean()), float(np.median(m)), float(np.mean(m <= 0)), int(m.size)

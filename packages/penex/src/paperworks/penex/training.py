@@ -18,7 +18,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from .baselines import confidence_penalty_loss
-from .loss import penex_loss
+from .loss import PENEXLoss
 from .readout import penex_probabilities
 
 __all__ = [
@@ -42,7 +42,8 @@ class Method:
     """A training objective: ``name`` in :data:`METHODS` and its one hyper-parameter ``value``.
 
     ``value`` is: label-smoothing epsilon, confidence-penalty beta, dropout probability, AdamW weight
-    decay, or PENEX sensitivity alpha (penalty rho = alpha); ignored for plain ``ce``.
+    decay, or PENEX sensitivity alpha (with the authors' default running penalty); ignored for plain
+    ``ce``.
     """
 
     name: str
@@ -90,9 +91,13 @@ class MLP(nn.Module):
 
 
 def make_objective(method: Method):
-    """``(logits, target) -> scalar loss`` for a method (dropout / weight decay use plain CE)."""
+    """``(logits, target) -> scalar loss`` for a method (dropout / weight decay use plain CE).
+
+    PENEX: a fresh :class:`PENEXLoss` (sensitivity ``method.value``, the authors' running penalty), so
+    every network trained keeps its own running penalty.
+    """
     if method.name == "penex":
-        return lambda f, y: penex_loss(f, y, sensitivity=method.value)
+        return PENEXLoss(sensitivity=method.value)
     if method.name == "label_smoothing":
         return lambda f, y: F.cross_entropy(f, y, label_smoothing=method.value)
     if method.name == "confidence_penalty":
@@ -151,7 +156,13 @@ class _AdamW:
 
 
 def make_train_step(
-    x: np.ndarray, y: np.ndarray, n_classes: int, method: Method, config: TrainConfig, seed: int
+    x: np.ndarray,
+    y: np.ndarray,
+    n_classes: int,
+    method: Method,
+    config: TrainConfig,
+    seed: int,
+    device: str | torch.device = "cpu",
 ) -> tuple[MLP, Callable[[], None]]:
     """A fresh :class:`MLP` (initialised from ``seed``) and ``step()``: one full-batch AdamW step.
 
@@ -160,27 +171,36 @@ def make_train_step(
     """
     torch.manual_seed(seed)
     dropout = method.value if method.name == "dropout" else 0.0
-    model = MLP(x.shape[1], n_classes, config.hidden, dropout)
+    model = MLP(x.shape[1], n_classes, config.hidden, dropout).to(device)
     wd = method.value if method.name == "weight_decay" else 0.0
     opt = _AdamW(list(model.parameters()), lr=config.lr, weight_decay=wd)
     objective = make_objective(method)
-    xt, yt = torch.from_numpy(x), torch.from_numpy(y)
+    xt, yt = torch.from_numpy(x).to(device), torch.from_numpy(y).to(device)
     model.train()
+    cuda = torch.device(device).type == "cuda"
 
     def step() -> None:
         opt.zero_grad(set_to_none=True)
         loss = objective(model(xt), yt)
         loss.backward()
         opt.step()
+        if cuda:  # a timed step ends when the device is done
+            torch.cuda.synchronize(device)
 
     return model, step
 
 
 def train_classifier(
-    x: np.ndarray, y: np.ndarray, n_classes: int, method: Method, config: TrainConfig, seed: int
+    x: np.ndarray,
+    y: np.ndarray,
+    n_classes: int,
+    method: Method,
+    config: TrainConfig,
+    seed: int,
+    device: str | torch.device = "cpu",
 ) -> tuple[MLP, float]:
     """Train an :class:`MLP` with ``method``; returns the model and the mean seconds per step."""
-    model, step = make_train_step(x, y, n_classes, method, config, seed)
+    model, step = make_train_step(x, y, n_classes, method, config, seed, device)
     start = time.perf_counter()
     for _ in range(config.steps):
         step()
@@ -227,14 +247,14 @@ class GridMLP(nn.Module):
                 h = torch.relu(h)
                 if self.training and self.drop_idx.numel():  # masks only for the dropout groups
                     sub = h.index_select(0, self.drop_idx)
-                    mask = torch.rand(sub.shape, dtype=sub.dtype) < self.keep
+                    mask = torch.rand(sub.shape, dtype=sub.dtype, device=sub.device) < self.keep
                     h = h.index_copy(0, self.drop_idx, sub * mask / self.keep)
         return h
 
     def member(self, g: int) -> MLP:
         """Group ``g`` as a stand-alone :class:`MLP` (eval mode, no dropout)."""
         d_in, hidden = self.weights[0].shape[1:]
-        model = MLP(d_in, self.weights[-1].shape[2], hidden)
+        model = MLP(d_in, self.weights[-1].shape[2], hidden).to(self.weights[0].device)
         linears = [m for m in model.modules() if isinstance(m, nn.Linear)]
         with torch.no_grad():
             for lin, w, b in zip(linears, self.weights, self.biases, strict=True):
@@ -244,18 +264,24 @@ class GridMLP(nn.Module):
 
 
 def train_grid(
-    x: np.ndarray, y: np.ndarray, n_classes: int, methods: list[Method], config: TrainConfig, seed: int
+    x: np.ndarray,
+    y: np.ndarray,
+    n_classes: int,
+    methods: list[Method],
+    config: TrainConfig,
+    seed: int,
+    device: str | torch.device = "cpu",
 ) -> GridMLP:
-    """Train one network per method (same initialisation seed stream, same data, same steps)."""
+    """Train one network per method (same initialisation seed stream, same data, same steps) on ``device``."""
     if not methods:
         raise ValueError("methods: expected at least one Method")
     torch.manual_seed(seed)
     dropout = [m.value if m.name == "dropout" else 0.0 for m in methods]
-    model = GridMLP(x.shape[1], n_classes, config.hidden, dropout, seed)
+    model = GridMLP(x.shape[1], n_classes, config.hidden, dropout, seed).to(device)
     wd = torch.tensor([m.value if m.name == "weight_decay" else 0.0 for m in methods]).view(-1, 1, 1)
-    opt = _AdamW(list(model.parameters()), lr=config.lr, weight_decay=wd)
+    opt = _AdamW(list(model.parameters()), lr=config.lr, weight_decay=wd.to(device))
     objectives = [make_objective(m) for m in methods]
-    xt, yt = torch.from_numpy(x), torch.from_numpy(y)
+    xt, yt = torch.from_numpy(x).to(device), torch.from_numpy(y).to(device)
     model.train()
     for _ in range(config.steps):
         opt.zero_grad()
