@@ -210,10 +210,12 @@ class Grid:
     values: tuple[float, ...]
 
 
+# Grids of 4 for every method. The first full run's grids of 3 ({1, 3, 10}, {0.03, 0.1, 0.3}, {0.05, 0.2,
+# 0.5}, {0.001, 0.01, 0.1}) chose an edge value for most methods; each grid was extended past that edge.
 GRIDS: dict[str, Grid] = {
-    "PDOCRL": Grid("policy_lr", (1.0, 3.0, 10.0)),
-    "PDCA": Grid("beta", (0.03, 0.1, 0.3)),
-    "CBPL": Grid("policy_lr", (1.0, 3.0, 10.0)),
-    "BCQ-L": Grid("threshold", (0.05, 0.2, 0.5)),
-    "COptiDICE": Grid("alpha", (0.001, 0.01, 0.1)),
+    "PDOCRL": Grid("policy_lr", (1.0, 3.0, 10.0, 30.0)),
+    "PDCA": Grid("beta", (0.03, 0.1, 0.3, 1.0)),
+    "CBPL": Grid("policy_lr", (1.0, 3.0, 10.0, 30.0)),
+    "BCQ-L": Grid("threshold", (0.05, 0.2, 0.5, 0.8)),
+    "COptiDICE": Grid("alpha", (0.001, 0.01, 0.1, 1.0)),
 }

@@ -4,7 +4,7 @@ and the spurious-saddle example.
 Per seed: a Garnet CMDP (``garnet_states`` x ``garnet_actions``) and a grid world, each with a binding budget
 (:mod:`.cmdp`); the exact LP optimum (:mod:`.lp`) is the ground truth; behaviour data cover the LP-optimal
 policy only (:func:`~.data.partial_coverage_behaviour`). Rates: PDOCRL on ``replicates`` data sets at each
-size. Comparison at the largest size: every method tuned on its grid of 3 (:data:`~.baselines.GRIDS`) on a
+size. Comparison at the largest size: every method tuned on its grid of 4 (:data:`~.baselines.GRIDS`) on a
 separate tuning data set of the same CMDP, scored on the true CMDP by ``J_r - 10 (J_c - tau)_+``; the same
 iterations for the primal-dual methods. Spurious saddle: :mod:`.saddle`.
 """
@@ -235,7 +235,7 @@ class PDOCRLExperiment(Experiment):
 
     def run_seed(self, seed: int, *, quick: bool, progress: Progress) -> dict[str, float]:
         cfg = self.config(quick)
-        steps = len(cfg.sizes) * cfg.replicates + 2 * (4 * len(GRIDS) + 1) + 1
+        steps = len(cfg.sizes) * cfg.replicates + 2 * (5 * len(GRIDS) + 1) + 1
         with progress.counter(f"seed {seed}", total=steps) as bar:
             return self._run(seed, cfg, bar)
 
