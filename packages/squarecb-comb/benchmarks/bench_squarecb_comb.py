@@ -8,8 +8,10 @@ One question, one :func:`paperworks.core.bench.compare` call over the arm-set si
 reward draws of every arm (arm ``i`` pays when a uniform falls below its mean) and their vowpal wabbit
 text lines (formatted once, outside the timings); one call of a side is one round:
 
-- ``squarecb_comb m=10`` (ours, the issue's setting) and ``squarecb_comb m=1`` (the same single-action
-  task that vowpal wabbit's SquareCB solves), both on the linear oracle: ``act`` then ``learn``
+- ``squarecb_comb m=10`` (ours, the issue's setting, log-barrier program) and ``squarecb_comb igw m=1``
+  (the closed-form inverse-gap weighting at ``m = 1``, which is SquareCB's own rule: the same
+  single-action algorithm that vowpal wabbit's SquareCB runs), both on the linear oracle: ``act`` then
+  ``learn``
   (:class:`paperworks.squarecb_comb.experiments.ActLearnRound`, the callable of the experiment's
   ``per_round_time`` claim);
 - ``vw squarecb (text)``: ``predict`` on the round's ``A`` text lines, a draw from its pmf, ``learn``
@@ -18,8 +20,8 @@ text lines (formatted once, outside the timings); one call of a side is one roun
   the ``A`` labelled lines) without predicting or learning: the part of vowpal wabbit's time that is
   text parsing, timed on its own.
 
-The ratio SquareCB.Comb m=1 / vowpal wabbit, from the same paired rounds, goes in a table beside the
-timings. vowpal wabbit is an optional peer (extra ``peer``); without it only our sides are timed.
+The ratio SquareCB.Comb igw m=1 / vowpal wabbit, from the same paired rounds, goes in a table beside
+the timings. vowpal wabbit is an optional peer (extra ``peer``); without it only our sides are timed.
 Full mode writes ``benchmarks/results.json`` and ``results.md``; ``--quick`` (A = 100 only, 3 rounds,
 1 warm-up call) writes them to a temporary folder and prints the markdown.
 """
@@ -43,7 +45,7 @@ D = 10
 SIZES = (100, 1000, 10_000)
 POOL = 32  # pre-drawn contexts per size, cycled
 PREWARM = 20  # untimed rounds each of our agents plays while the input is built
-OURS, OURS1 = "squarecb_comb m=10", "squarecb_comb m=1"
+OURS, OURS1 = "squarecb_comb m=10", "squarecb_comb igw m=1"
 VW, VW_PARSE = "vw squarecb (text)", "vw parse only"
 _WORKSPACES: list = []  # finished once every size has run
 
@@ -86,9 +88,10 @@ class VWRound:
 def make_input(A: int) -> dict:
     """Per size: our two agents (pre-warmed) and, when installed, the two vowpal wabbit rounds."""
     inp = {}
-    for key, m in ((OURS, 10), (OURS1, 1)):
+    for key, m, exploration in ((OURS, 10, "log_barrier"), (OURS1, 1, "igw")):
         env = SemiBanditEnvironment(EnvironmentConfig(A, 10, D), seed=A)  # same contexts for both
-        step = ActLearnRound(SquareCBComb(A, m, LinearOracle(D), seed=0), env, pool=POOL)
+        agent = SquareCBComb(A, m, LinearOracle(D), exploration=exploration, seed=0)
+        step = ActLearnRound(agent, env, pool=POOL)
         for _ in range(PREWARM):
             step()
         inp[key] = step
@@ -136,10 +139,10 @@ def run(sizes, *, repeats: int, warmup: int) -> list:
 
 
 def m1_table(res) -> str:
-    """SquareCB.Comb m=1 / vowpal wabbit, paired by round (median of per-round ratios, bootstrap CI)."""
+    """SquareCB.Comb igw m=1 / vowpal wabbit, paired by round (median of per-round ratios, bootstrap CI)."""
     pct = round(100 * float(res.settings["level"]))
     rows = [
-        f"| arms A | m=1 / {VW} [{pct}% CI] | m=1 / {VW_PARSE} [{pct}% CI] |",
+        f"| arms A | igw m=1 / {VW} [{pct}% CI] | igw m=1 / {VW_PARSE} [{pct}% CI] |",
         "| --- | --- | --- |",
     ]
     for row in res.rows:
@@ -163,7 +166,9 @@ def main() -> None:
     results = run(sizes, repeats=repeats, warmup=warmup)
     tables = {}
     if vowpalwabbit is not None:
-        tables["Single-action task: SquareCB.Comb m=1 / vowpal wabbit (same rounds)"] = m1_table(results[0])
+        tables["Single-action task: SquareCB.Comb igw m=1 (= SquareCB) / vowpal wabbit (same rounds)"] = (
+            m1_table(results[0])
+        )
     title = "squarecb-comb benchmarks"
     publish(results, __file__, quick=args.quick, title=title, tables=tables)
 

@@ -75,16 +75,22 @@ def test_oracle_bad_input(make) -> None:
         oracle.update(np.full((1, 3), np.nan), np.zeros(1))
     with pytest.raises(ValueError, match=r"y: expected shape \(2,\)"):
         oracle.update(np.zeros((2, 3)), np.zeros(3))
-    with pytest.raises(ValueError, match="X: expected a non-empty 2-D"):
+    with pytest.raises(ValueError, match="X: expected a 2-d array"):
         oracle.predict(np.zeros(3))
+    with pytest.raises(ValueError, match="X: expected a non-empty array"):
+        oracle.predict(np.zeros((0, 3)))
 
 
 def test_oracle_bad_hyper_parameters() -> None:
-    with pytest.raises(ValueError, match="dim: expected a positive int"):
+    with pytest.raises(ValueError, match="dim: expected an int >= 1"):
         LinearOracle(0)
-    with pytest.raises(ValueError, match="reg: expected a positive"):
+    with pytest.raises(ValueError, match="reg: expected a number > 0"):
         LinearOracle(2, reg=0.0)
-    with pytest.raises(ValueError, match="bandwidth"):
+    with pytest.raises(ValueError, match="bandwidth: expected a number > 0"):
         RandomFeaturesOracle(2, bandwidth=-1.0)
-    with pytest.raises(ValueError, match="lr"):
+    with pytest.raises(TypeError, match="n_features: expected an int"):
+        RandomFeaturesOracle(2, n_features=2.5)
+    with pytest.raises(ValueError, match="lr: expected a number > 0"):
         MLPOracle(2, lr=0.0)
+    with pytest.raises(ValueError, match="seed: expected an int >= 0"):
+        MLPOracle(2, seed=-1)

@@ -1,23 +1,34 @@
-"""Baselines of the issue, all with the same ``act(context)`` / ``learn(context, action, rewards)``.
+"""Baselines, all :class:`~.agent.CombinatorialAgent` subclasses with ``act`` / ``learn``.
 
 - :class:`EpsilonGreedyTopM`: with probability ``epsilon`` a uniform m-subset, else the oracle's top m.
-- :class:`CombLinUCB`: top m arms by ``x^T theta + alpha sqrt(x^T V^{-1} x)`` (C2UCB, Qin, Chen
+- :class:`PerSlotIGW`: vowpal wabbit's conditional contextual bandit (CCB) reduction with SquareCB
+  exploration: the ``m`` slots are filled one after the other, each slot a single-action SquareCB
+  decision (inverse-gap weighting, :func:`~.igw.inverse_gap_weighting`) over the arms the earlier
+  slots left, with vowpal wabbit's rate ``gamma = gamma_scale * n^(1/2)``, ``n`` the number of slot
+  decisions so far (each slot is one SquareCB example there). One shared oracle learns from every
+  slot's reward (the rewards here do not depend on the slot).
+- :class:`CombLinUCB`: top m arms by ``phi^T theta + alpha sqrt(phi^T V^{-1} phi)`` (C2UCB, Qin, Chen
   and Zhu 2014, for a linear reward model shared by the arms).
 - :class:`CombLinTS`: top m arms under ``theta ~ N(theta_hat, v^2 V^{-1})`` (linear Thompson
   sampling, Agrawal and Goyal 2013; its combinatorial form, Wen et al. 2015).
-- :class:`PerArmSquareCB`: SquareCB's single-action inverse-gap weighting ``p`` over arms (Foster
-  and Rakhlin 2020), then ``m`` distinct arms drawn successively in proportion to ``p``
-  (Gumbel-top-m); the naive extension that SquareCB.Comb's convex program replaces.
+
+UCB and Thompson sampling need a ridge model's ``V^{-1}``: their oracle is a
+:class:`~.oracles.LinearOracle` on the raw features (default) or a
+:class:`~.oracles.RandomFeaturesOracle`, whose ridge model on random Fourier features then gives a
+kernel (RBF) UCB / Thompson sampling with ``phi`` the random features.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from .agent import CombinatorialAgent, SquareCBCombConfig, gamma_schedule
-from .oracles import LinearOracle, RegressionOracle
+from paperworks.core.validate import fraction, nonnegative_float, positive_float
 
-__all__ = ["CombLinTS", "CombLinUCB", "EpsilonGreedyTopM", "PerArmSquareCB", "inverse_gap_weighting"]
+from .agent import CombinatorialAgent
+from .igw import inverse_gap_weighting
+from .oracles import LinearOracle, RandomFeaturesOracle, RegressionOracle
+
+__all__ = ["CombLinTS", "CombLinUCB", "EpsilonGreedyTopM", "PerSlotIGW"]
 
 
 def _top_m(scores: np.ndarray, m: int) -> np.ndarray:
@@ -26,44 +37,7 @@ def _top_m(scores: np.ndarray, m: int) -> np.ndarray:
     return np.sort(np.argpartition(-scores, m - 1)[:m]).astype(np.int64)
 
 
-def inverse_gap_weighting(scores: np.ndarray, gamma: float) -> np.ndarray:
-    """SquareCB's distribution over single arms (Foster and Rakhlin 2020, Alg. 1), shape ``(A,)``.
-
-    ``p_a = 1 / (A + gamma (r_max - r_a))`` for ``a`` not the greedy arm, the rest on the greedy arm.
-    """
-    r = np.asarray(scores, dtype=float)
-    best = int(np.argmax(r))
-    p = 1.0 / (r.size + gamma * (r[best] - r))
-    p[best] = 0.0
-    p[best] = 1.0 - p.sum()
-    return p
-
-
-class _OracleAgent(CombinatorialAgent):
-    def __init__(self, n_arms: int, m: int, oracle: RegressionOracle | None, seed: int | None) -> None:
-        SquareCBCombConfig(n_arms, m)  # validates n_arms and m
-        if oracle is not None and not isinstance(oracle, RegressionOracle):
-            raise TypeError(f"oracle: expected a RegressionOracle, got {type(oracle).__name__}")
-        self.n_arms, self.m = int(n_arms), int(m)
-        self.oracle = oracle
-        self.dim = None if oracle is None else oracle.dim
-        self.rng = np.random.default_rng(seed)
-        self.t_ = 0
-
-    def _ensure_oracle(self, X: np.ndarray) -> RegressionOracle:
-        if self.oracle is None:
-            self.oracle = LinearOracle(X.shape[1])
-            self.dim = X.shape[1]
-        return self.oracle
-
-    def learn(self, context: np.ndarray, action: np.ndarray, rewards: np.ndarray) -> None:
-        """Semi-bandit feedback: ``rewards[j]`` is the reward of arm ``action[j]``."""
-        X, a, y = self._check_feedback(context, action, rewards)
-        if a.size:
-            self._ensure_oracle(X).update(X[a], y)
-
-
-class EpsilonGreedyTopM(_OracleAgent):
+class EpsilonGreedyTopM(CombinatorialAgent):
     """Epsilon-greedy over m-subsets (``epsilon`` default 0.05, vowpal wabbit's default)."""
 
     def __init__(
@@ -76,9 +50,7 @@ class EpsilonGreedyTopM(_OracleAgent):
         seed: int | None = None,
     ) -> None:
         super().__init__(n_arms, m, oracle, seed)
-        if not 0.0 <= epsilon <= 1.0:
-            raise ValueError(f"epsilon: expected a probability in [0, 1], got {epsilon!r}")
-        self.epsilon = float(epsilon)
+        self.epsilon = fraction(epsilon, "epsilon")
 
     def act(self, context: np.ndarray) -> np.ndarray:
         X = self._check_context(context)
@@ -88,8 +60,12 @@ class EpsilonGreedyTopM(_OracleAgent):
         return _top_m(self._ensure_oracle(X).predict(X), self.m)
 
 
-class PerArmSquareCB(_OracleAgent):
-    """Per-arm SquareCB with top-m selection, on the same rate ``gamma_t`` as SquareCB.Comb."""
+class PerSlotIGW(CombinatorialAgent):
+    """Slot-by-slot SquareCB (vowpal wabbit's CCB with ``--squarecb``); ``gamma_scale`` default 10.
+
+    ``gamma_exponent`` (default 0.5, vowpal wabbit's) is the power of the slot-decision count.
+    Attributes: ``n_decisions_`` (slot decisions so far), ``last_gamma_``.
+    """
 
     def __init__(
         self,
@@ -98,70 +74,93 @@ class PerArmSquareCB(_OracleAgent):
         oracle: RegressionOracle | None = None,
         *,
         gamma_scale: float = 10.0,
+        gamma_exponent: float = 0.5,
         seed: int | None = None,
     ) -> None:
         super().__init__(n_arms, m, oracle, seed)
-        SquareCBCombConfig(n_arms, m, gamma_scale)
-        self.gamma_scale = float(gamma_scale)
+        self.gamma_scale = positive_float(gamma_scale, "gamma_scale")
+        self.gamma_exponent = nonnegative_float(gamma_exponent, "gamma_exponent")
+        self.n_decisions_ = 0
+        self.last_gamma_: float | None = None
 
     def act(self, context: np.ndarray) -> np.ndarray:
         X = self._check_context(context)
         self.t_ += 1
-        gamma = float(gamma_schedule(self.t_, self.n_arms, self.m, self.gamma_scale))
-        p = inverse_gap_weighting(self._ensure_oracle(X).predict(X), gamma)
-        with np.errstate(divide="ignore"):
-            keys = np.log(p) + self.rng.gumbel(size=self.n_arms)
-        return _top_m(keys, self.m)
+        r = self._ensure_oracle(X).predict(X)
+        left = np.arange(self.n_arms)
+        chosen = []
+        for _ in range(self.m):
+            self.n_decisions_ += 1
+            self.last_gamma_ = self.gamma_scale * self.n_decisions_**self.gamma_exponent
+            p = inverse_gap_weighting(r[left], self.last_gamma_)
+            j = min(
+                int(np.searchsorted(np.cumsum(p), self.rng.random() * p.sum(), side="right")), left.size - 1
+            )
+            chosen.append(left[j])
+            left = np.delete(left, j)
+        return np.sort(np.array(chosen, dtype=np.int64))
 
 
-class _LinearAgent(CombinatorialAgent):
-    def __init__(self, n_arms: int, m: int, dim: int, reg: float, seed: int | None) -> None:
-        SquareCBCombConfig(n_arms, m)
-        self.n_arms, self.m = int(n_arms), int(m)
-        self.model = LinearOracle(dim, reg=reg)
-        self.dim = self.model.dim
-        self.rng = np.random.default_rng(seed)
-        self.t_ = 0
+class _RidgeAgent(CombinatorialAgent):
+    """Shared by UCB and Thompson sampling: the ridge model (raw or random features) of the oracle."""
 
-    def learn(self, context: np.ndarray, action: np.ndarray, rewards: np.ndarray) -> None:
-        """Semi-bandit feedback: ``rewards[j]`` is the reward of arm ``action[j]``."""
-        X, a, y = self._check_feedback(context, action, rewards)
-        if a.size:
-            self.model.update(X[a], y)
+    def __init__(self, n_arms: int, m: int, oracle: RegressionOracle | None, seed: int | None) -> None:
+        if oracle is not None and not isinstance(oracle, LinearOracle | RandomFeaturesOracle):
+            raise TypeError(
+                f"oracle: expected a LinearOracle or a RandomFeaturesOracle (a ridge model), got "
+                f"{type(oracle).__name__}"
+            )
+        super().__init__(n_arms, m, oracle, seed)
+
+    def _ridge(self, X: np.ndarray) -> tuple[np.ndarray, LinearOracle]:
+        oracle = self._ensure_oracle(X)
+        if isinstance(oracle, RandomFeaturesOracle):
+            return oracle.features(X), oracle.linear_
+        return X, oracle  # type: ignore[return-value]
 
 
-class CombLinUCB(_LinearAgent):
+class CombLinUCB(_RidgeAgent):
     """Combinatorial LinUCB (C2UCB): top m by optimistic index, ``alpha`` default 1 (MABWiser's)."""
 
     def __init__(
-        self, n_arms: int, m: int, dim: int, *, alpha: float = 1.0, reg: float = 1.0, seed: int | None = None
+        self,
+        n_arms: int,
+        m: int,
+        oracle: LinearOracle | RandomFeaturesOracle | None = None,
+        *,
+        alpha: float = 1.0,
+        seed: int | None = None,
     ) -> None:
-        super().__init__(n_arms, m, dim, reg, seed)
-        if not (np.isfinite(alpha) and alpha >= 0):
-            raise ValueError(f"alpha: expected a non-negative exploration width, got {alpha!r}")
-        self.alpha = float(alpha)
+        super().__init__(n_arms, m, oracle, seed)
+        self.alpha = nonnegative_float(alpha, "alpha")
 
     def act(self, context: np.ndarray) -> np.ndarray:
         X = self._check_context(context)
         self.t_ += 1
-        ucb = X @ self.model.theta_ + self.alpha * np.sqrt(np.maximum(self.model.variances(X), 0.0))
+        phi, lin = self._ridge(X)
+        ucb = phi @ lin.theta_ + self.alpha * np.sqrt(np.maximum(lin.variances(phi), 0.0))
         return _top_m(ucb, self.m)
 
 
-class CombLinTS(_LinearAgent):
+class CombLinTS(_RidgeAgent):
     """Combinatorial linear Thompson sampling: one posterior draw, then the top m; ``v`` default 1."""
 
     def __init__(
-        self, n_arms: int, m: int, dim: int, *, v: float = 1.0, reg: float = 1.0, seed: int | None = None
+        self,
+        n_arms: int,
+        m: int,
+        oracle: LinearOracle | RandomFeaturesOracle | None = None,
+        *,
+        v: float = 1.0,
+        seed: int | None = None,
     ) -> None:
-        super().__init__(n_arms, m, dim, reg, seed)
-        if not (np.isfinite(v) and v >= 0):
-            raise ValueError(f"v: expected a non-negative posterior scale, got {v!r}")
-        self.v = float(v)
+        super().__init__(n_arms, m, oracle, seed)
+        self.v = nonnegative_float(v, "v")
 
     def act(self, context: np.ndarray) -> np.ndarray:
         X = self._check_context(context)
         self.t_ += 1
-        L = np.linalg.cholesky(self.model.V_inv_ + 1e-12 * np.eye(self.dim))
-        theta = self.model.theta_ + self.v * (L @ self.rng.standard_normal(self.dim))
-        return _top_m(X @ theta, self.m)
+        phi, lin = self._ridge(X)
+        L = np.linalg.cholesky(lin.V_inv_ + 1e-12 * np.eye(lin.dim))
+        theta = lin.theta_ + self.v * (L @ self.rng.standard_normal(lin.dim))
+        return _top_m(phi @ theta, self.m)

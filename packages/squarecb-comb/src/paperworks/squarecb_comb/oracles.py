@@ -21,27 +21,20 @@ import abc
 
 import numpy as np
 
+from paperworks.core.validate import finite_array, nonnegative_int, positive_float, positive_int
+
 __all__ = ["LinearOracle", "MLPOracle", "RandomFeaturesOracle", "RegressionOracle"]
 
 
 def _check_X(X: np.ndarray, dim: int | None, name: str = "X") -> np.ndarray:
-    X = np.asarray(X, dtype=float)
-    if X.ndim != 2 or X.shape[0] == 0:
-        raise ValueError(f"{name}: expected a non-empty 2-D array (rows, features), got shape {X.shape}")
+    X = finite_array(X, name, ndim=2)
     if dim is not None and X.shape[1] != dim:
         raise ValueError(f"{name}: expected {dim} features per row, got {X.shape[1]}")
-    if not np.all(np.isfinite(X)):
-        raise ValueError(f"{name}: expected finite features, got NaN or inf")
     return X
 
 
 def _check_y(y: np.ndarray, n: int) -> np.ndarray:
-    y = np.asarray(y, dtype=float)
-    if y.shape != (n,):
-        raise ValueError(f"y: expected shape ({n},), one target per row of X, got {y.shape}")
-    if not np.all(np.isfinite(y)):
-        raise ValueError("y: expected finite targets, got NaN or inf")
-    return y
+    return finite_array(y, "y", shape=(n,))
 
 
 class RegressionOracle(abc.ABC):
@@ -69,12 +62,8 @@ class LinearOracle(RegressionOracle):
     """
 
     def __init__(self, dim: int, reg: float = 1.0) -> None:
-        if isinstance(dim, bool) or not isinstance(dim, int | np.integer) or dim < 1:
-            raise ValueError(f"dim: expected a positive int, got {dim!r}")
-        if not (np.isfinite(reg) and reg > 0):
-            raise ValueError(f"reg: expected a positive ridge penalty, got {reg!r}")
-        self.dim = int(dim)
-        self.reg = float(reg)
+        self.dim = positive_int(dim, "dim")
+        self.reg = positive_float(reg, "reg")
         self.V_inv_ = np.eye(self.dim) / self.reg
         self.b_ = np.zeros(self.dim)
         self.theta_ = np.zeros(self.dim)
@@ -86,7 +75,7 @@ class LinearOracle(RegressionOracle):
     def variances(self, X: np.ndarray) -> np.ndarray:
         """``x^T V^{-1} x`` per row, shape ``(n,)`` (used by the UCB and Thompson baselines)."""
         X = _check_X(X, self.dim)
-        return np.einsum("ij,jk,ik->i", X, self.V_inv_, X)
+        return ((X @ self.V_inv_) * X).sum(axis=1)
 
     def update(self, X: np.ndarray, y: np.ndarray) -> None:
         X = _check_X(X, self.dim)
@@ -114,14 +103,12 @@ class RandomFeaturesOracle(RegressionOracle):
     def __init__(
         self, dim: int, n_features: int = 128, bandwidth: float = 1.0, reg: float = 1.0, seed: int = 0
     ) -> None:
-        if isinstance(dim, bool) or not isinstance(dim, int | np.integer) or dim < 1:
-            raise ValueError(f"dim: expected a positive int, got {dim!r}")
-        if isinstance(n_features, bool) or not isinstance(n_features, int | np.integer) or n_features < 1:
-            raise ValueError(f"n_features: expected a positive int, got {n_features!r}")
-        if not (np.isfinite(bandwidth) and bandwidth > 0):
-            raise ValueError(f"bandwidth: expected a positive kernel bandwidth, got {bandwidth!r}")
-        rng = np.random.default_rng(seed)
-        self.dim = int(dim)
+        dim = positive_int(dim, "dim")
+        n_features = positive_int(n_features, "n_features")
+        bandwidth = positive_float(bandwidth, "bandwidth")
+        positive_float(reg, "reg")
+        rng = np.random.default_rng(nonnegative_int(seed, "seed"))
+        self.dim = dim
         self.W_ = rng.normal(0.0, 1.0 / bandwidth, size=(self.dim, n_features))
         self.c_ = rng.uniform(0.0, 2 * np.pi, size=n_features)
         self.scale_ = np.sqrt(2.0 / n_features)
@@ -148,15 +135,9 @@ class MLPOracle(RegressionOracle):
     """
 
     def __init__(self, dim: int, hidden: int = 32, lr: float = 0.01, steps: int = 1, seed: int = 0) -> None:
-        if isinstance(dim, bool) or not isinstance(dim, int | np.integer) or dim < 1:
-            raise ValueError(f"dim: expected a positive int, got {dim!r}")
-        if isinstance(hidden, bool) or not isinstance(hidden, int | np.integer) or hidden < 1:
-            raise ValueError(f"hidden: expected a positive int, got {hidden!r}")
-        if not (np.isfinite(lr) and lr > 0):
-            raise ValueError(f"lr: expected a positive learning rate, got {lr!r}")
-        if isinstance(steps, bool) or not isinstance(steps, int | np.integer) or steps < 1:
-            raise ValueError(f"steps: expected a positive int, got {steps!r}")
-        rng = np.random.default_rng(seed)
+        dim, hidden = positive_int(dim, "dim"), positive_int(hidden, "hidden")
+        lr, steps = positive_float(lr, "lr"), positive_int(steps, "steps")
+        rng = np.random.default_rng(nonnegative_int(seed, "seed"))
         self.dim, self.lr, self.steps = int(dim), float(lr), int(steps)
         self.params_ = {
             "W1": rng.normal(0.0, np.sqrt(2.0 / dim), size=(self.dim, hidden)),

@@ -7,9 +7,15 @@ predicted rewards ``r`` (shape ``(A,)``), the cardinality bound ``m`` and the le
 
     q* = argmin_{q in P_m}  -<q, r> - (1 / gamma) * sum_i log q_i .                    (P)
 
-For ``m = 1`` and ``sum q = 1`` this is exactly the inverse-gap weighting of SquareCB (Foster and
-Rakhlin, 2020) in its normalised form. Its KKT conditions give every coordinate in closed form as a
-function of one scalar multiplier ``lam >= 0`` of the cardinality constraint:
+This is the log-barrier variant of inverse-gap weighting. It is *not* SquareCB's inverse-gap
+weighting (Foster and Rakhlin, 2020) at ``m = 1``: there the log-barrier gives
+``q_a = 1 / (gamma (lam - r_a))`` with ``lam`` fixed by ``sum q = 1``, while SquareCB plays
+``p_a = 1 / (A + gamma (r_max - r_a))`` off the greedy arm; the two differ by up to about 0.5 in
+probability on the same scores, and the log-barrier explores more at the same ``gamma`` (it leaves
+more mass off the greedy action, most visibly for ``m > 1``). :func:`~.igw.igw_marginals` gives the
+closed-form inverse-gap weighting that equals SquareCB's at ``m = 1``. The KKT conditions of (P) give
+every coordinate in closed form as a function of one scalar multiplier ``lam >= 0`` of the
+cardinality constraint:
 
     q_i(lam) = 1                                if lam - r_i <= 1 / gamma        (arm saturated)
     q_i(lam) = 1 / (gamma * (lam - r_i))         otherwise,                                  (KKT)
@@ -37,7 +43,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["MarginalSolution", "kkt_residuals", "program_objective", "solve_marginals"]
+from paperworks.core.validate import finite_array, int_in_range, positive_float
+
+__all__ = ["MarginalSolution", "check_program_args", "kkt_residuals", "program_objective", "solve_marginals"]
 
 
 @dataclass(frozen=True)
@@ -49,17 +57,11 @@ class MarginalSolution:
     iterations: int
 
 
-def _check_scores(scores: np.ndarray, m: int, gamma: float) -> np.ndarray:
-    r = np.asarray(scores, dtype=float)
-    if r.ndim != 1 or r.size == 0:
-        raise ValueError(f"scores: expected a non-empty 1-D array of predicted rewards, got shape {r.shape}")
-    if not np.all(np.isfinite(r)):
-        raise ValueError("scores: expected finite predicted rewards, got NaN or inf")
-    if isinstance(m, bool) or not isinstance(m, int | np.integer) or not 1 <= m <= r.size:
-        raise ValueError(f"m: expected an int in [1, A={r.size}], got {m!r}")
-    if not (isinstance(gamma, int | float | np.floating) and np.isfinite(gamma) and gamma > 0):
-        raise ValueError(f"gamma: expected a positive finite learning rate, got {gamma!r}")
-    return r
+def check_program_args(scores: object, m: object, gamma: object) -> tuple[np.ndarray, int, float]:
+    """Validated ``(r, m, gamma)``: ``r`` a finite non-empty 1-D float array, ``1 <= m <= A``,
+    ``gamma > 0`` finite; the core's validators' one-line errors name the argument."""
+    r = finite_array(scores, "scores", ndim=1)
+    return r, int_in_range(m, "m", 1, r.size), positive_float(gamma, "gamma")
 
 
 def _marginals_at(r: np.ndarray, lam: float, gamma: float) -> np.ndarray:
@@ -79,11 +81,14 @@ def solve_marginals(
         tol: tolerance on ``|sum q - m|`` relative to ``m``.
 
     Returns:
-        :class:`MarginalSolution` with ``q`` in ``[0, 1]^A``, ``sum(q) <= m`` (exactly, by a final
-        rescale of at most ``tol``) and ``lam >= 0``.
+        :class:`MarginalSolution` with ``q`` in ``(0, 1]^A``, ``sum(q) <= m`` and ``lam >= 0``.
+        Saturated arms are exactly ``1.0``; the residual of the tolerance is removed from the
+        unsaturated arms only (a relative change of at most ``tol``), so that sampling never draws
+        more than ``m`` arms and a saturated arm is always played.
     """
-    r = _check_scores(scores, m, gamma)
-    gamma = float(gamma)
+    r, m, gamma = check_program_args(scores, m, gamma)
+    tol = positive_float(tol, "tol")
+    max_iter = int_in_range(max_iter, "max_iter", 1)
     A = r.size
     q = _marginals_at(r, 0.0, gamma)
     if q.sum() <= m:
@@ -112,17 +117,19 @@ def solve_marginals(
             q = _marginals_at(r, lam, gamma)
             break
     s = q.sum()
-    if s > m:  # remove the residual of the tolerance so that sampling never exceeds m arms
-        q = q * (m / s)
+    if s > m:  # remove the tolerance's residual from the unsaturated arms; saturated stay exactly 1
+        free = q < 1.0
+        n_sat = A - int(free.sum())
+        q = q.copy()
+        q[free] *= (m - n_sat) / q[free].sum()
     return MarginalSolution(q, float(lam), it)
 
 
 def program_objective(q: np.ndarray, scores: np.ndarray, gamma: float) -> float:
     """Objective of (P): ``-<q, r> - (1/gamma) sum_i log q_i`` (``inf`` outside the domain)."""
-    q = np.asarray(q, dtype=float)
-    r = np.asarray(scores, dtype=float)
-    if q.shape != r.shape:
-        raise ValueError(f"q: expected shape {r.shape} like scores, got {q.shape}")
+    r = finite_array(scores, "scores", ndim=1)
+    q = finite_array(q, "q", shape=r.shape)
+    gamma = positive_float(gamma, "gamma")
     if np.any(q <= 0):
         return float("inf")
     return float(-q @ r - np.log(q).sum() / gamma)
@@ -131,16 +138,18 @@ def program_objective(q: np.ndarray, scores: np.ndarray, gamma: float) -> float:
 def kkt_residuals(q: np.ndarray, scores: np.ndarray, m: int, gamma: float) -> dict[str, float]:
     """KKT residuals of a candidate solution of (P), independent of any solver's multiplier.
 
-    The multiplier ``lam`` of ``sum q <= m`` is estimated from the unsaturated arms (mean of
-    ``r_i + 1/(gamma q_i)``), the bound multipliers from stationarity on the saturated arms. Returns
+    Saturation is strict: an arm counts as saturated only when ``q_i == 1.0`` exactly (the solver
+    returns saturated arms as exactly 1). The multiplier ``lam`` of ``sum q <= m`` is estimated from
+    the unsaturated arms (mean of ``r_i + 1/(gamma q_i)``), the bound multipliers from stationarity
+    on the saturated arms. Returns
     the maximum violation of primal feasibility, stationarity (unsaturated arms), dual feasibility
     and complementary slackness.
     """
-    r = _check_scores(scores, m, gamma)
-    q = np.asarray(q, dtype=float)
-    if q.shape != r.shape:
-        raise ValueError(f"q: expected shape {r.shape} like scores, got {q.shape}")
-    sat = q >= 1.0 - 1e-9
+    r, m, gamma = check_program_args(scores, m, gamma)
+    q = finite_array(q, "q", shape=r.shape)
+    if q.min() <= 0:
+        raise ValueError(f"q: expected positive marginals (the log-barrier's domain), got min {q.min():.3g}")
+    sat = q == 1.0
     free = ~sat
     grad_free = r[free] + 1.0 / (gamma * q[free])  # = lam at a KKT point
     lam = float(grad_free.mean()) if free.any() else 0.0

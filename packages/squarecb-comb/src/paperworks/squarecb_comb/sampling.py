@@ -14,26 +14,31 @@ from __future__ import annotations
 
 import numpy as np
 
+from paperworks.core.validate import as_generator, finite_array
+
 __all__ = ["sample_subset"]
 
 
-def sample_subset(q: np.ndarray, rng: np.random.Generator, *, shuffle: bool = True) -> np.ndarray:
+def sample_subset(
+    q: np.ndarray, rng: np.random.Generator | int | None = None, *, shuffle: bool = True
+) -> np.ndarray:
     """Draw a subset of arms with ``P(i in S) = q_i``.
 
     Args:
         q: marginals, shape ``(A,)``, each in ``[0, 1]``.
-        rng: NumPy generator.
+        rng: a NumPy generator, an int seed, or ``None`` (a fresh generator).
         shuffle: randomise the order of the intervals (default) so that pairs of arms are not tied by
             their index order; the marginals are exact either way.
 
     Returns:
         sorted ``int64`` array of distinct arm indices, of length ``floor(sum q)`` or ``ceil(sum q)``.
     """
-    q = np.asarray(q, dtype=float)
-    if q.ndim != 1 or q.size == 0:
-        raise ValueError(f"q: expected a non-empty 1-D array of marginals, got shape {q.shape}")
-    if not np.all(np.isfinite(q)) or q.min() < 0.0 or q.max() > 1.0 + 1e-12:
-        raise ValueError("q: expected finite marginals in [0, 1]")
+    q = finite_array(q, "q", ndim=1)
+    if q.min() < 0.0 or q.max() > 1.0 + 1e-12:
+        raise ValueError(f"q: expected marginals in [0, 1], got min {q.min():.4g}, max {q.max():.4g}")
+    rng = as_generator(rng, "rng")
+    if not isinstance(shuffle, bool | np.bool_):
+        raise TypeError(f"shuffle: expected a bool, got {type(shuffle).__name__}")
     order = rng.permutation(q.size) if shuffle else np.arange(q.size)
     c = np.cumsum(q[order])
     total = c[-1]

@@ -14,7 +14,9 @@ from typing import Protocol
 
 import numpy as np
 
-from .environment import SemiBanditEnvironment
+from paperworks.core.validate import positive_int
+
+from .environment import SemiBanditEnvironment, check_action
 
 __all__ = ["Agent", "SimulationResult", "simulate"]
 
@@ -41,10 +43,15 @@ def simulate(
     agents: Mapping[str, Agent], env: SemiBanditEnvironment, horizon: int
 ) -> dict[str, SimulationResult]:
     """Run ``horizon`` rounds of every agent on one context stream; only act + learn are timed."""
-    if isinstance(horizon, bool) or not isinstance(horizon, int) or horizon < 1:
-        raise ValueError(f"horizon: expected a positive int, got {horizon!r}")
-    if not agents:
-        raise ValueError("agents: expected at least one agent")
+    horizon = positive_int(horizon, "horizon")
+    if not isinstance(env, SemiBanditEnvironment):
+        raise TypeError(f"env: expected a SemiBanditEnvironment, got {type(env).__name__}")
+    if not isinstance(agents, Mapping) or not agents:
+        raise ValueError("agents: expected a non-empty mapping of name to agent")
+    for name, agent in agents.items():
+        if not (callable(getattr(agent, "act", None)) and callable(getattr(agent, "learn", None))):
+            raise TypeError(f"agents: {name!r} has no act/learn methods ({type(agent).__name__})")
+    A, m = env.config.n_arms, env.config.m
     names = list(agents)
     regret = np.empty((len(names), horizon))
     spent = np.zeros(len(names))
@@ -58,8 +65,9 @@ def simulate(
             t0 = clock()
             a = agent.act(X)
             t1 = clock()
+            a = check_action(a, A, m, name=f"action of agent {name!r}")
             agent.learn(X, a, paid[a])
             spent[j] += t1 - t0 + clock() - t1
-            regret[j, t] = env.regret(mu, a)
+            regret[j, t] = env._pseudo_regret(mu, a)
     cum = np.cumsum(regret, axis=1)
     return {n: SimulationResult(cum[j], spent[j] / horizon) for j, n in enumerate(names)}
