@@ -168,3 +168,22 @@ def test_run_record_and_config_are_recorded():
 
     with pytest.raises(TypeError, match="frozen dataclass"):
         Unfrozen().run(seeds=1)
+
+
+def test_claims_table_escapes_pipes_in_cells():
+    from paperworks.core import claims_table
+
+    row = {
+        "key": "k",
+        "kind": "paper",
+        "statement": "|J* - J| is small",
+        "paper_value": None,
+        "predicate": "|x| <= 1",
+        "estimate": 0.5,
+        "interval": [0.1, 0.9],
+        "n": 5,
+        "verdict": "holds",
+    }
+    line = claims_table([row]).splitlines()[2]
+    assert line.count(" | ") + 2 == 10  # nine cells: the statement's and predicate's pipes are escaped
+    assert "\\|J* - J\\|" in line and "`\\|x\\| <= 1`" in line

@@ -99,6 +99,11 @@ def _verdict_cell(c: Mapping[str, Any]) -> str:
     return {HOLDS: "holds", NOT_REPRODUCED: "**not reproduced**"}.get(v, f"*{v}*")
 
 
+def _cell(text: str) -> str:
+    """Text for one cell of a markdown table: a ``|`` (as in ``|J* - J|``) would end the cell."""
+    return str(text).replace("|", "\\|")
+
+
 def claims_table(claims: Sequence[Mapping[str, Any]]) -> str:
     """Markdown table of claims: kind, paper's value, predicate, mean, 95% interval, seeds, verdict."""
     rows = [
@@ -116,8 +121,8 @@ def claims_table(claims: Sequence[Mapping[str, Any]]) -> str:
         if c.get("exact") and iv is not None:
             interval = f"range {interval}"
         rows.append(
-            f"| {c['key']} | {kind} | {c['statement']} | {pv} | `{c['predicate']}` | {fmt(c['estimate'])} | "
-            f"{interval} | {c['n']} | {_verdict_cell(c)} |"
+            f"| {c['key']} | {kind} | {_cell(c['statement'])} | {_cell(pv)} | `{_cell(c['predicate'])}` | "
+            f"{fmt(c['estimate'])} | {interval} | {c['n']} | {_verdict_cell(c)} |"
         )
     return "\n".join(rows)
 
