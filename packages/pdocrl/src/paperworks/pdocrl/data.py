@@ -190,8 +190,13 @@ def collect_dataset(
     d = np.maximum(d, 0) / np.maximum(d, 0).sum()
     idx = gen.choice(d.size, size=size, p=d)
     s, a = np.divmod(idx, cmdp.n_actions)
-    cdf = np.cumsum(cmdp.transitions[s, a], axis=1)
-    nxt = np.minimum((gen.uniform(size=(size, 1)) > cdf).sum(axis=1), cmdp.n_states - 1)
+    # inverse-CDF sampling on the rows' cumulative sums laid end to end: row i's CDF lives in [i, i + 1]
+    S = cmdp.n_states
+    cum = np.cumsum(cmdp.transitions.reshape(-1, S), axis=1)
+    cum /= cum[:, -1:]
+    flat = (cum + np.arange(cum.shape[0])[:, None]).ravel()
+    nxt = np.searchsorted(flat, idx + gen.uniform(size=size), side="right") - idx * S
+    nxt = np.minimum(nxt, S - 1)
     rewards, costs = cmdp.reward[s, a], cmdp.costs[:, s, a].T
     if outcomes == "bernoulli":
         rewards = (gen.uniform(size=rewards.shape) < rewards).astype(float)
