@@ -20,7 +20,7 @@ from paperworks.masked_demand_meta import (
 def test_posterior_matches_monte_carlo_conditioning():
     """E[theta | I] from the closed form against brute-force conditioning on a near-identical information
     set: the mean of theta over many draws sharing (X, prices) and with seen demand in a small window."""
-    cfg = DemandConfig(n_tasks=400_000, periods=3, n_covariates=1, rho=0.8, s_p=0.3)
+    cfg = DemandConfig(n_tasks=200_000, periods=3, n_covariates=1, rho=0.8, s_p=0.3)
     panel, _ = generate_panel(cfg, 0)
     post = posterior_theta(cfg, panel)
     # the target is a function of I: regressing theta on it leaves residuals orthogonal to functions of I

@@ -64,7 +64,7 @@ class MaskedDemandConfig:
         positive_int(self.epochs, "epochs")
 
 
-QUICK = MaskedDemandConfig(n_tasks=600, reveal_tasks=(300, 1200), mixed=False, epochs=80)
+QUICK = MaskedDemandConfig(n_tasks=400, reveal_tasks=(200, 800), mixed=False, epochs=60)
 
 
 def _rmse_bias(beta_hat: np.ndarray, beta: np.ndarray) -> tuple[float, float]:
