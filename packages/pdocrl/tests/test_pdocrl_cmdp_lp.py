@@ -134,3 +134,23 @@ def test_generators_bind_the_budget_and_validate():
         garnet_cmdp(3, 2, branching=5)
     with pytest.raises(ValueError, match="policy"):
         _two_state().returns(np.ones((2, 2)))
+
+
+def test_lp_retries_without_budgets_that_cannot_bind(monkeypatch):
+    from paperworks.pdocrl import lp as lp_module
+
+    m = garnet_cmdp(8, 2, rng=1)
+    loose = TabularCMDP(m.transitions, m.reward, m.costs, np.array([1e9]), m.initial, m.gamma)
+    reference = solve_lp(loose).reward
+    real, calls = lp_module._solve, []
+
+    def flaky(cmdp, obj, rows):
+        calls.append(rows.tolist())
+        res = real(cmdp, obj, rows)
+        if len(calls) == 1:
+            res.status = 4  # what HiGHS reports on a numerically failed solve
+        return res
+
+    monkeypatch.setattr(lp_module, "_solve", flaky)
+    assert lp_module.solve_lp(loose).reward == pytest.approx(reference, abs=1e-10)
+    assert calls == [[0], []]  # the 1e9 budget (above every cost) is dropped on the retry

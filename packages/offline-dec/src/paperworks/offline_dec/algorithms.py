@@ -207,11 +207,12 @@ def cql_penalty_grad(q: np.ndarray, data: OfflineDataset, alpha: float) -> np.nd
 
 @dataclass(frozen=True)
 class CQL:
-    """Tabular CQL: each iteration minimises, over ``Q``, the TD loss to the target ``r + gamma max
-    Q_k(s')`` plus
-    :func:`cql_penalty` (per-sample means, as in d3rlpy's DiscreteCQL). The inner problem is convex per state
-    and solved by batched Newton steps on the seen actions; an unseen action of a visited state lands on the
-    lower box bound ``v_min`` (the penalty is increasing in it); an unvisited state keeps 0 (no loss term)."""
+    """Tabular CQL: each iteration minimises, over ``Q``, the TD loss to the target
+    ``r + gamma max Q_k(s')`` plus :func:`cql_penalty` (per-sample means, as in d3rlpy's DiscreteCQL).
+
+    The inner problem is convex per state and solved by batched Newton steps on the seen actions; an unseen
+    action of a visited state lands on the lower box bound ``v_min`` (the penalty is increasing in it); an
+    unvisited state keeps 0 (no loss term)."""
 
     alpha: float = 1.0
     gamma: float = 0.9

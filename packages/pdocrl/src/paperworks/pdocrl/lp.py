@@ -61,15 +61,13 @@ def solve_lp(cmdp: TabularCMDP, objective: np.ndarray | None = None) -> LPSoluti
     Raises :class:`InfeasibleBudgetError` when no policy meets the budgets."""
     S, A = cmdp.n_states, cmdp.n_actions
     obj = cmdp.reward if objective is None else np.asarray(objective, dtype=float)
-    res = linprog(
-        -obj.ravel(),
-        A_ub=cmdp.costs.reshape(cmdp.n_costs, S * A),
-        b_ub=cmdp.budgets,
-        A_eq=_flow(cmdp),
-        b_eq=(1 - cmdp.gamma) * cmdp.initial,
-        bounds=(0, None),
-        method="highs",
-    )
+    rows = np.arange(cmdp.n_costs)
+    res = _solve(cmdp, obj, rows)
+    if res.status not in (0, 2):
+        # HiGHS can fail on badly scaled budgets (a "loose" 1e9): a budget at or above the largest cost can
+        # never bind, so its row is dropped and the LP solved again
+        rows = np.flatnonzero(cmdp.budgets < cmdp.costs.reshape(cmdp.n_costs, -1).max(axis=1))
+        res = _solve(cmdp, obj, rows)
     if res.status == 2:
         raise InfeasibleBudgetError(
             f"budgets: no policy meets budgets {cmdp.budgets.tolist()} (least achievable costs "
@@ -84,8 +82,30 @@ def solve_lp(cmdp: TabularCMDP, objective: np.ndarray | None = None) -> LPSoluti
         policy=_policy(d),
         reward=float((d * cmdp.reward).sum()),
         costs=np.einsum("sa,ksa->k", d, cmdp.costs),
-        duals=np.maximum(-np.asarray(res.ineqlin.marginals, dtype=float), 0.0),
+        duals=_duals(res, rows, cmdp.n_costs),
     )
+
+
+def _solve(cmdp: TabularCMDP, obj: np.ndarray, rows: np.ndarray):
+    S, A = cmdp.n_states, cmdp.n_actions
+    kw = {}
+    if rows.size:
+        kw = {"A_ub": cmdp.costs.reshape(cmdp.n_costs, S * A)[rows], "b_ub": cmdp.budgets[rows]}
+    return linprog(
+        -obj.ravel(),
+        A_eq=_flow(cmdp),
+        b_eq=(1 - cmdp.gamma) * cmdp.initial,
+        bounds=(0, None),
+        method="highs",
+        **kw,
+    )
+
+
+def _duals(res, rows: np.ndarray, n_costs: int) -> np.ndarray:
+    out = np.zeros(n_costs)
+    if rows.size:
+        out[rows] = np.maximum(-np.asarray(res.ineqlin.marginals, dtype=float), 0.0)
+    return out
 
 
 def min_costs(cmdp: TabularCMDP) -> np.ndarray:
