@@ -5,11 +5,10 @@ import math
 
 import pytest
 
-from paperworks.core import HOLDS, INCONCLUSIVE_1_SEED, NOT_REPRODUCED
+from paperworks.core import INCONCLUSIVE_1_SEED
 from paperworks.goal_accessibility.experiments import (
     QUICK,
     GoalAccessibilityExperiment,
-    IntervalContainsClaim,
 )
 
 
@@ -47,11 +46,11 @@ def test_config_is_one_frozen_dataclass():
         dataclasses.replace(f, eval_turns=3)
 
 
-def test_interval_contains_claim():
-    c = IntervalContainsClaim("x", "s", "auc", ">=", 0.5)
-    assert c.judge([{"auc": 0.45}, {"auc": 0.55}, {"auc": 0.5}]).verdict == HOLDS
-    assert c.judge([{"auc": 0.70}, {"auc": 0.71}, {"auc": 0.72}]).verdict == NOT_REPRODUCED
-    assert c.judge([{"auc": 0.7}]).verdict == INCONCLUSIVE_1_SEED
+def test_embedding_control_is_an_equivalence_band_around_chance():
+    by_key = {c.key: c for c in GoalAccessibilityExperiment.claims}
+    hi, lo = by_key["embedding_probe_not_above_chance"], by_key["embedding_probe_not_below_chance"]
+    assert (hi.metric, hi.op, hi.threshold) == ("probe_auc_embedding", "<=", 0.55)
+    assert (lo.metric, lo.op, lo.threshold) == ("probe_auc_embedding", ">=", 0.45)
 
 
 def test_device_comes_from_the_core(monkeypatch):
