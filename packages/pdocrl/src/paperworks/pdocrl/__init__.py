@@ -9,7 +9,6 @@ from .baselines import (
     BCQLagrangian,
     COptiDICE,
     EmpiricalLP,
-    NaiveRestricted,
     imputed_counts,
 )
 from .cmdp import TabularCMDP, check_policy, garnet_cmdp, gridworld_cmdp
@@ -45,7 +44,6 @@ __all__ = [
     "InfeasibleBudgetError",
     "LPSolution",
     "LinearQClass",
-    "NaiveRestricted",
     "OfflineDataset",
     "PDCA",
     "PDOCRL",

@@ -12,8 +12,6 @@
   model, ``max <d, r> - alpha sum mu f(d / mu)``, ``f(x) = (x - 1)^2 / 2``, flow (mass may leave, worth 0)
   and budgets; the policy extracted as ``d(s, a) / sum_a d(s, a)`` (which needs the data distribution).
 - :class:`EmpiricalLP`: the model-based route, the CMDP LP on the empirical model (no hyper-parameter).
-- :class:`NaiveRestricted`: PDOCRL's loop on a restricted class that only realises an optimal ``Q*``
-  (the spurious-saddle example, :mod:`.saddle`).
 """
 
 from __future__ import annotations
@@ -38,7 +36,6 @@ __all__ = [
     "EmpiricalLP",
     "GRIDS",
     "Grid",
-    "NaiveRestricted",
     "PDCA",
     "imputed_counts",
 ]
@@ -194,12 +191,6 @@ class EmpiricalLP:
         return PolicyMixture(
             policies=sol.policy[None], lambdas=sol.duals[None], values=np.array([sol.reward])
         )
-
-
-class NaiveRestricted(PDOCRL):
-    """PDOCRL's loop on a class that realises only ``Q*`` (pass ``q_class``); used by :mod:`.saddle`."""
-
-    name = "naive restricted"
 
 
 @dataclass(frozen=True)

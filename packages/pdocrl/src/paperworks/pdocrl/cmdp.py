@@ -18,7 +18,9 @@ import scipy.sparse.linalg as spla
 
 from paperworks.core.validate import as_generator, finite_array, fraction, positive_int
 
-__all__ = ["TabularCMDP", "check_policy", "garnet_cmdp", "gridworld_cmdp"]
+__all__ = ["DENSE_STATES", "TabularCMDP", "check_policy", "garnet_cmdp", "gridworld_cmdp"]
+
+DENSE_STATES = 300  # up to this many states, dense LAPACK/BLAS beats sparse set-up costs
 
 
 def check_policy(policy: object, n_states: int, n_actions: int, name: str = "policy") -> np.ndarray:
@@ -114,7 +116,7 @@ class TabularCMDP:
             raise ValueError(
                 f"policies: expected shape (m, {self.n_states}, {self.n_actions}), got {pis.shape}"
             )
-        if self.n_states > 300:
+        if self.n_states > DENSE_STATES:
             out = [self.returns(p) for p in pis]
             return np.array([o[0] for o in out]), np.stack([o[1] for o in out])
         for p in pis:

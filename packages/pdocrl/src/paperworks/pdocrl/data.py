@@ -20,7 +20,7 @@ import scipy.sparse as sp
 from paperworks.core import atomic_write_bytes
 from paperworks.core.validate import as_generator, finite_array, fraction, one_of, positive_int
 
-from .cmdp import TabularCMDP, check_policy
+from .cmdp import DENSE_STATES, TabularCMDP, check_policy
 
 __all__ = [
     "DatasetCounts",
@@ -32,7 +32,6 @@ __all__ = [
     "save_dsrl_npz",
 ]
 
-DENSE_STATES = 300  # below this, dense LAPACK/BLAS beats sparse set-up costs
 FIELDS = ("observations", "actions", "rewards", "costs", "next_observations", "terminals", "timeouts")
 
 
