@@ -199,16 +199,6 @@ class ClipHasExperiment(Experiment):
             note="random-init CNN: image-prototype HAS rate minus its label-permutation 95th percentile",
         ),
         Claim(
-            "text_init",
-            "In text embeddings HAS is absent before contrastive training",
-            "clip/text_rate_init",
-            "<=",
-            0.0,
-            baseline="clip/text_null95_init",
-            kind="mechanism",
-            note="random-init text encoder: text HAS rate minus its permutation 95th percentile",
-        ),
-        Claim(
             "text_trained",
             "In text embeddings HAS emerges after contrastive training",
             "clip/text_rate_trained",
