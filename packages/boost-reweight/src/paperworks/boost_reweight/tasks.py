@@ -67,6 +67,22 @@ class DialogueTaskConfig:
         return self.n_types + (self.n_max - 1) + self.max_turns
 
 
+# the per-trajectory NumPy fields of :class:`Trajectories` (subset and merge carry each of them)
+_PER_TRAJECTORY = (
+    "ids",
+    "type",
+    "secret",
+    "ret",
+    "success",
+    "length",
+    "is_real",
+    "delta",
+    "eps",
+    "realism",
+    "quality",
+)
+
+
 @dataclass
 class Trajectories:
     """A pool of trajectories, padded to ``max_turns``: obs (n, T, D), act (n, T), mask (n, T), and per
@@ -93,22 +109,7 @@ class Trajectories:
     def subset(self, idx: np.ndarray) -> Trajectories:
         idx = np.asarray(idx)
         ti = torch.as_tensor(idx, dtype=torch.long)
-        arrays = {
-            k: getattr(self, k)[idx]
-            for k in (
-                "ids",
-                "type",
-                "secret",
-                "ret",
-                "success",
-                "length",
-                "is_real",
-                "delta",
-                "eps",
-                "realism",
-                "quality",
-            )
-        }
+        arrays = {k: getattr(self, k)[idx] for k in _PER_TRAJECTORY}
         return Trajectories(self.obs[ti], self.act[ti], self.mask[ti], **arrays)
 
     def to(self, device: str | torch.device) -> Trajectories:
@@ -245,22 +246,7 @@ def merge(*pools: Trajectories) -> Trajectories:
     """One pool from several (ids must stay unique)."""
     if not pools:
         raise ValueError("pools: expected at least one pool")
-    cat = {
-        k: np.concatenate([getattr(p, k) for p in pools])
-        for k in (
-            "ids",
-            "type",
-            "secret",
-            "ret",
-            "success",
-            "length",
-            "is_real",
-            "delta",
-            "eps",
-            "realism",
-            "quality",
-        )
-    }
+    cat = {k: np.concatenate([getattr(p, k) for p in pools]) for k in _PER_TRAJECTORY}
     if len(set(cat["ids"].tolist())) != len(cat["ids"]):
         raise ValueError("pools: trajectory ids collide across pools")
     return Trajectories(
