@@ -135,3 +135,85 @@ def test_pooling_survives_the_safetensors_round_trip(tmp_path):
     omni = OmniSteer({0: torch.randn(16)}, alpha_max=1.5, pooling="mean")
     back = load_steering(save_steering(tmp_path / "p.safetensors", omni))
     assert back.adapter.pooling == "mean"
+
+
+@pytest.mark.parametrize("pooling", ["position", "mean"])
+def test_cached_prefix_gives_the_full_pass_loss_and_gradients(tiny_lm, pooling):
+    from paperworks.omnisteer import cache_prefix, suffix_logits
+
+    torch.manual_seed(1)
+    harmful = {"input_ids": torch.randint(0, 32, (10, 6))}
+    harmless = {"input_ids": torch.randint(0, 32, (9, 6))}
+    omni = OmniSteer({1: torch.randn(16), 2: torch.randn(16)}, alpha_max=4.0, pooling=pooling)
+    for net in omni.adapter.nets.values():
+        torch.nn.init.normal_(net[2].weight)
+    fn = _logits_fn(tiny_lm)
+    cache = cache_prefix(tiny_lm, fn, harmful, harmless, start=1)
+    assert cache.harmful.shape == (10, 6, 16) and not cache.harmful.is_inference()
+    for p in tiny_lm.parameters():
+        p.requires_grad_(False)
+    try:
+        grads = []
+        for cached in (False, True):
+            omni.adapter.zero_grad(set_to_none=True)
+            with omni.apply(tiny_lm):
+                if cached:
+                    h = torch.cat([cache.harmful, cache.harmless])
+                    logits = suffix_logits(tiny_lm, h, 1)
+                    l1, l0 = logits[:10], logits[10:]
+                else:
+                    l1, l0 = fn(harmful), fn(harmless)
+            loss = omnisteer_loss(l1, 7, l0, cache.harmless_base_logits, 1.0)
+            loss.backward()
+            grads.append((loss.detach(), [p.grad.clone() for p in omni.adapter.parameters()]))
+    finally:
+        for p in tiny_lm.parameters():
+            p.requires_grad_(True)
+    (la, ga), (lb, gb) = grads
+    torch.testing.assert_close(la, lb, rtol=1e-5, atol=1e-6)
+    for a, b in zip(ga, gb, strict=True):
+        torch.testing.assert_close(a, b, rtol=1e-4, atol=1e-6)
+    assert len(tiny_lm.model.layers) == 3  # the blocks are back after the suffix pass
+
+
+def test_train_adapter_with_prefix_matches_the_full_pass_and_stops_on_tol(tiny_lm):
+    from paperworks.omnisteer import cache_prefix
+
+    torch.manual_seed(2)
+    harmful = {"input_ids": torch.randint(0, 32, (16, 6))}
+    harmless = {"input_ids": torch.randint(0, 32, (16, 6))}
+    fn = _logits_fn(tiny_lm)
+    cache = cache_prefix(tiny_lm, fn, harmful, harmless, start=2)
+    runs = []
+    for prefix in (None, cache):
+        torch.manual_seed(3)
+        omni = OmniSteer({2: torch.randn(16)}, alpha_max=4.0, pooling="mean")
+        gen = torch.Generator().manual_seed(0)
+        losses = train_adapter(
+            omni,
+            tiny_lm,
+            fn,
+            harmful,
+            harmless,
+            7,
+            steps=8,
+            batch_size=6,
+            lr=5e-2,
+            generator=gen,
+            prefix=prefix,
+        )
+        runs.append((losses, [p.detach().clone() for p in omni.adapter.parameters()]))
+    torch.testing.assert_close(torch.tensor(runs[0][0]), torch.tensor(runs[1][0]), rtol=1e-4, atol=1e-5)
+    for a, b in zip(runs[0][1], runs[1][1], strict=True):
+        torch.testing.assert_close(a, b, rtol=1e-4, atol=1e-5)
+    omni = OmniSteer({1: torch.randn(16)}, alpha_max=1.0)
+    with pytest.raises(ValueError, match="after the first steered layer"):
+        train_adapter(omni, tiny_lm, fn, harmful, harmless, 7, steps=1, prefix=cache)
+    # tol: a constant loss (alpha ~ 0 cannot move it much) stops at the first check, 2 * window steps
+    omni = OmniSteer({2: torch.randn(16)}, alpha_max=1e-6)
+    losses = train_adapter(
+        omni, tiny_lm, fn, harmful, harmless, 7, steps=100, window=5, tol=0.01, prefix=cache
+    )
+    assert len(losses) == 10
+    with pytest.raises(ValueError, match="does not reproduce"):
+        cache_prefix(tiny_lm, lambda b: fn(b) * 2.0, harmful, harmless, start=1)

@@ -5,7 +5,18 @@ The experiment (:mod:`paperworks.omnisteer.experiments`) and :mod:`paperworks.om
 need the ``hf`` extra (transformers); everything exported here needs torch only.
 """
 
-from .adapter import OmniSteer, StrengthAdapter, load_steering, omnisteer_loss, save_steering, train_adapter
+from .adapter import (
+    OmniSteer,
+    PrefixCache,
+    StrengthAdapter,
+    cache_prefix,
+    from_layer,
+    load_steering,
+    omnisteer_loss,
+    save_steering,
+    suffix_logits,
+    train_adapter,
+)
 from .data import MODALITIES, OmniTaskConfig, OmniWorld, Vocab
 from .directions import (
     GoldenDirection,
@@ -20,13 +31,16 @@ __all__ = [
     "MODALITIES",
     "GoldenDirection",
     "OmniSteer",
+    "PrefixCache",
     "OmniTaskConfig",
     "OmniWorld",
     "StrengthAdapter",
     "Vocab",
     "ablate",
+    "cache_prefix",
     "check_directions",
     "decoder_layers",
+    "from_layer",
     "golden_direction",
     "load_steering",
     "omnisteer_loss",
@@ -35,5 +49,6 @@ __all__ = [
     "refusal_vectors_by_layer",
     "save_steering",
     "steer",
+    "suffix_logits",
     "train_adapter",
 ]

@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -28,11 +29,15 @@ from torch import nn
 
 from paperworks.core.validate import nonnegative_float, positive_float, positive_int
 
-from .hooks import check_directions, steer
+from .hooks import check_directions, decoder_layers, steer
 
 __all__ = [
     "OmniSteer",
+    "PrefixCache",
     "StrengthAdapter",
+    "cache_prefix",
+    "from_layer",
+    "suffix_logits",
     "load_steering",
     "omnisteer_loss",
     "save_steering",
@@ -175,6 +180,103 @@ def _n_rows(batch: Mapping[str, torch.Tensor], name: str) -> int:
     return n
 
 
+@contextmanager
+def from_layer(model: nn.Module, start: int) -> Iterator[nn.Module]:
+    """Inside the block ``model`` runs only its decoder blocks ``start, start + 1, ...``.
+
+    ``model(inputs_embeds=h)`` then treats ``h`` as the hidden states entering block ``start``. Hooks
+    already registered on those blocks (e.g. by :func:`~paperworks.omnisteer.hooks.steer`) still
+    fire. For decoders that feed ``inputs_embeds`` to the first block unchanged (Llama, Qwen2,
+    Mistral; not Gemma, which rescales them); :func:`cache_prefix` checks this on a few rows.
+    """
+    layers = decoder_layers(model)
+    n = len(layers)
+    if isinstance(start, bool) or not isinstance(start, int) or not 0 <= start < n:
+        raise ValueError(f"start: expected a layer index in [0, {n}), got {start!r}")
+    owner = model.model if getattr(getattr(model, "model", None), "layers", None) is layers else model
+    owner.layers = nn.ModuleList(list(layers)[start:])
+    try:
+        yield model
+    finally:
+        owner.layers = layers
+
+
+def suffix_logits(model: nn.Module, hidden: torch.Tensor, start: int) -> torch.Tensor:
+    """Last-position next-token logits ``(n, V)`` of a ``*ForCausalLM`` run from block ``start`` on
+    ``hidden`` ``(n, seq, d)``, the hidden states entering that block (unpadded, causal)."""
+    with from_layer(model, start):
+        out = model(inputs_embeds=hidden, use_cache=False, logits_to_keep=1)
+    return out.logits[:, -1]
+
+
+@dataclass(frozen=True)
+class PrefixCache:
+    """The unsteered model's hidden states entering block ``start`` for the adapter's training sets,
+    and its harmless last-position logits (the KL target); see :func:`cache_prefix`."""
+
+    start: int
+    harmful: torch.Tensor
+    harmless: torch.Tensor
+    harmless_base_logits: torch.Tensor
+
+
+def cache_prefix(
+    model: nn.Module,
+    logits_fn: Callable[[Mapping[str, torch.Tensor]], torch.Tensor],
+    harmful: Mapping[str, torch.Tensor],
+    harmless: Mapping[str, torch.Tensor],
+    start: int,
+    *,
+    chunk: int = 256,
+) -> PrefixCache:
+    """Run the unsteered ``model`` (a ``*ForCausalLM``, eval mode) once over both training sets under
+    ``torch.inference_mode`` and keep the hidden states entering block ``start``.
+
+    Steering at blocks ``>= start`` cannot change them, so :func:`train_adapter` with ``prefix=`` runs
+    only the blocks from ``start`` on in each step. ``logits_fn`` as in :func:`train_adapter`. Raises
+    if the suffix pass does not reproduce ``logits_fn`` on the first rows (a decoder that transforms
+    ``inputs_embeds``, or a ``logits_fn`` that is not the model's last-position logits).
+    """
+    n1, n0 = _n_rows(harmful, "harmful"), _n_rows(harmless, "harmless")
+    if model.training:
+        raise RuntimeError("model: steering a model in training mode; call model.eval() first")
+    layers = decoder_layers(model)
+    if isinstance(start, bool) or not isinstance(start, int) or not 0 <= start < len(layers):
+        raise ValueError(f"start: expected a layer index in [0, {len(layers)}), got {start!r}")
+    got: list[torch.Tensor] = []
+
+    def grab(module: nn.Module, args: Any, kwargs: Any) -> None:
+        got.append(args[0] if args else kwargs["hidden_states"])
+
+    def run(batch: Mapping[str, torch.Tensor], n: int, want_logits: bool):
+        states, logits = [], []
+        for i in range(0, n, chunk):
+            got.clear()
+            out = logits_fn({k: v[i : i + chunk] for k, v in batch.items()})
+            states.append(got[0])
+            if want_logits:
+                logits.append(out)
+        return torch.cat(states), (torch.cat(logits) if want_logits else None)
+
+    handle = layers[start].register_forward_pre_hook(grab, with_kwargs=True)
+    try:
+        with torch.inference_mode():
+            h1, _ = run(harmful, n1, False)
+            h0, base0 = run(harmless, n0, True)
+    finally:
+        handle.remove()
+    # out of inference mode: ordinary tensors that autograd may save
+    h1, h0, base0 = h1.clone(), h0.clone(), base0.clone()
+    with torch.no_grad():
+        check = suffix_logits(model, h0[:8], start)
+    if not torch.allclose(check, base0[:8], rtol=1e-4, atol=1e-4):
+        raise ValueError(
+            "model: running the blocks from `start` on the cached hidden states does not reproduce "
+            "logits_fn; the decoder transforms inputs_embeds, or logits_fn is not its last-position logits"
+        )
+    return PrefixCache(start, h1, h0, base0)
+
+
 def train_adapter(
     omni: OmniSteer,
     model: nn.Module,
@@ -188,44 +290,83 @@ def train_adapter(
     lr: float = 1e-2,
     kl_weight: float = 1.0,
     generator: torch.Generator | None = None,
+    prefix: PrefixCache | None = None,
+    tol: float | None = None,
+    window: int = 50,
 ) -> list[float]:
     """Train ``omni.adapter`` with :func:`omnisteer_loss`; the base ``model`` stays frozen.
 
     ``logits_fn(batch) -> (n, V)``: the model's last-position logits for a batch (a mapping of
     tensors with one leading row dimension, e.g. ``{"input_ids": ...}`` or ``{"inputs_embeds": ...}``).
     ``harmful`` / ``harmless``: such mappings (the whole training sets). The base model's parameters
-    get ``requires_grad_(False)`` for the duration and their old flags back after. Returns the losses.
+    get ``requires_grad_(False)`` for the duration and their old flags back after.
+
+    ``prefix``: a :class:`PrefixCache` of these sets (from :func:`cache_prefix`, ``start`` at most the
+    first steered layer); each step then runs only the blocks from ``prefix.start`` on, harmful and
+    harmless rows in one pass (same loss and gradients as the full pass, to float rounding).
+    ``tol``: stop early once the mean loss of the last ``window`` steps is above ``1 - tol`` times
+    that of the ``window`` before (checked every ``window`` steps); ``steps`` is then the maximum.
+    Returns the losses (their number is the steps taken).
     """
     steps = positive_int(steps, "steps")
     batch_size = positive_int(batch_size, "batch_size")
     lr = positive_float(lr, "lr")
     kl_weight = nonnegative_float(kl_weight, "kl_weight")
+    window = positive_int(window, "window")
+    if tol is not None:
+        tol = nonnegative_float(tol, "tol")
     n1, n0 = _n_rows(harmful, "harmful"), _n_rows(harmless, "harmless")
     if model.training:
         raise RuntimeError("model: steering a model in training mode; call model.eval() first")
+    if prefix is not None:
+        first = min(check_directions(model, omni.directions))
+        if prefix.start > first:
+            raise ValueError(f"prefix: cached at block {prefix.start}, after the first steered layer {first}")
+        if prefix.harmful.shape[0] != n1 or prefix.harmless.shape[0] != n0:
+            raise ValueError("prefix: its rows do not match the harmful / harmless sets")
     flags = [(p, p.requires_grad) for p in model.parameters()]
     for p, _ in flags:
         p.requires_grad_(False)
     opt = torch.optim.Adam(omni.adapter.parameters(), lr=lr)
-    losses = []
+    losses: list[float] = []
     try:
-        with torch.no_grad():  # the unsteered model's harmless distributions, once
-            base_all = torch.cat(
-                [logits_fn({k: v[i : i + 256] for k, v in harmless.items()}) for i in range(0, n0, 256)]
-            )
-        for _ in range(steps):
+        if prefix is not None:
+            base_all = prefix.harmless_base_logits
+        else:
+            with torch.no_grad():  # the unsteered model's harmless distributions, once
+                base_all = torch.cat(
+                    [logits_fn({k: v[i : i + 256] for k, v in harmless.items()}) for i in range(0, n0, 256)]
+                )
+        for step in range(steps):
             i1 = torch.randint(n1, (min(batch_size, n1),), generator=generator)
             i0 = torch.randint(n0, (min(batch_size, n0),), generator=generator)
-            b1 = {k: v[i1] for k, v in harmful.items()}
-            b0 = {k: v[i0] for k, v in harmless.items()}
             base0 = base_all[i0]
-            with omni.apply(model):
-                l1, l0 = logits_fn(b1), logits_fn(b0)
+            if prefix is not None:
+                h = torch.cat(
+                    [
+                        prefix.harmful[i1.to(prefix.harmful.device)],
+                        prefix.harmless[i0.to(prefix.harmless.device)],
+                    ]
+                )
+                with omni.apply(model):
+                    logits = suffix_logits(model, h, prefix.start)
+                l1, l0 = logits[: len(i1)], logits[len(i1) :]
+            else:
+                b1 = {k: v[i1] for k, v in harmful.items()}
+                b0 = {k: v[i0] for k, v in harmless.items()}
+                with omni.apply(model):
+                    l1, l0 = logits_fn(b1), logits_fn(b0)
             loss = omnisteer_loss(l1, refusal_token, l0, base0, kl_weight)
             opt.zero_grad(set_to_none=True)
             loss.backward()
             opt.step()
             losses.append(float(loss.detach()))
+            done = step + 1
+            if tol is not None and done >= 2 * window and done % window == 0:
+                last = sum(losses[-window:]) / window
+                before = sum(losses[-2 * window : -window]) / window
+                if last > (1.0 - tol) * before:
+                    break
     finally:
         for p, flag in flags:
             p.requires_grad_(flag)

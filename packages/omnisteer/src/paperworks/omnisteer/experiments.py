@@ -20,7 +20,7 @@ import torch
 from paperworks.core import Claim, Experiment, Paper, Progress, choose_device, optional_pyplot, torch_threads
 from paperworks.core.validate import positive_int
 
-from .adapter import OmniSteer, StrengthAdapter, train_adapter
+from .adapter import OmniSteer, StrengthAdapter, cache_prefix, train_adapter
 from .data import MODALITIES, OmniTaskConfig, OmniWorld
 from .directions import golden_direction, record_activations, refusal_vector
 from .hooks import ablate, steer
@@ -37,7 +37,9 @@ class OmniSteerExperimentConfig:
     the fixed strengths of ActAdd/CAA and the bounds ``alpha_max`` of the OmniSteer adapter alike
     (one grid, one size, one selection rule on the validation split: the largest
     ``(RSR + BAR) / 2``, ties to the smaller strength). ``steer_layers``: where the golden vector is
-    added; ``middle_layers``: where dissolution is looked for.
+    added; ``middle_layers``: where dissolution is looked for. ``adapter_steps``: the adapters'
+    Adam steps, the maximum when ``adapter_tol`` is set (then a stop once the mean loss of the last
+    ``adapter_window`` steps falls by less than the fraction ``adapter_tol`` of the window before).
     """
 
     task: OmniTaskConfig = field(default_factory=OmniTaskConfig)
@@ -54,10 +56,12 @@ class OmniSteerExperimentConfig:
     middle_layers: tuple[int, ...] = (1, 2, 3, 4)
     strength_grid: tuple[float, ...] = (0.0625, 0.25, 1.0, 4.0, 16.0, 64.0)
     adapter_width: int = 16
-    adapter_pooling: str = "position"
-    adapter_steps: int = 150
+    adapter_pooling: str = "mean"
+    adapter_steps: int = 800
     adapter_batch: int = 64
-    adapter_lr: float = 5e-2
+    adapter_lr: float = 2e-2
+    adapter_tol: float | None = 0.01
+    adapter_window: int = 50
     kl_weight: float = 1.0
 
     def __post_init__(self) -> None:
@@ -73,6 +77,7 @@ class OmniSteerExperimentConfig:
             "adapter_width",
             "adapter_steps",
             "adapter_batch",
+            "adapter_window",
         ):
             positive_int(getattr(self, name), name)
         for name in ("steer_layers", "middle_layers"):
@@ -83,6 +88,8 @@ class OmniSteerExperimentConfig:
             raise ValueError(f"strength_grid: expected >= 2 positive strengths, got {self.strength_grid}")
         if list(self.strength_grid) != sorted(set(self.strength_grid)):
             raise ValueError(f"strength_grid: expected increasing strengths, got {self.strength_grid}")
+        if self.adapter_tol is not None and not 0 <= self.adapter_tol < 1:
+            raise ValueError(f"adapter_tol: expected None or a number in [0, 1), got {self.adapter_tol}")
         if self.adapter_pooling not in StrengthAdapter.POOLINGS:
             raise ValueError(
                 f"adapter_pooling: expected one of {StrengthAdapter.POOLINGS}, got {self.adapter_pooling!r}"
@@ -324,11 +331,14 @@ class OmniSteerExperiment(Experiment):
         gen = torch.Generator().manual_seed(seed)
         harm_a = {k: v[harmful] for k, v in align.items()}
         safe_a = {k: v[~harmful] for k, v in align.items()}
-        adapters, adapter_val = [], []
+        # the hidden states entering the first steered block do not depend on the steering: computed
+        # once per seed, so each adapter step runs only the blocks from there on
+        prefix = cache_prefix(model.lm, model.logits, harm_a, safe_a, start=min(cfg.steer_layers))
+        adapters, adapter_val, adapter_steps = [], [], []
         for s in grid:
             # one alpha_max for all steered layers, in units of the text norm (the adapter sees u^l unit)
             omni = _ScaledOmniSteer(golden, scale, s, cfg.adapter_width, cfg.adapter_pooling).to(dev)
-            train_adapter(
+            losses = train_adapter(
                 omni,
                 model.lm,
                 model.logits,
@@ -340,11 +350,21 @@ class OmniSteerExperiment(Experiment):
                 lr=cfg.adapter_lr,
                 kl_weight=cfg.kl_weight,
                 generator=gen,
+                prefix=prefix,
+                tol=cfg.adapter_tol,
+                window=cfg.adapter_window,
             )
+            adapter_steps.append(len(losses))
             adapters.append(omni)
             adapter_val.append(evaluate(val, omni.apply(model.lm)))
         k = _select(adapter_val)
         best = adapters[k]
+        out["adapter_steps_selected"] = float(adapter_steps[k])
+        out["adapter_steps_mean"] = float(np.mean(adapter_steps))
+        out["val_score_omnisteer_pts"] = 100 * _score(adapter_val[k])
+        out["val_rsr_omnisteer_pts"] = 100 * adapter_val[k]["rsr"]
+        out["val_bar_omnisteer_pts"] = 100 * adapter_val[k]["bar"]
+        out["val_acc_omnisteer_pts"] = 100 * adapter_val[k]["acc"]
         results["omnisteer"] = (evaluate(test, best.apply(model.lm)), k)
         # fixed golden strength matched to OmniSteer's validation RSR: a bisection in log strength over
         # the grid's range with as many validation evaluations as the grid has points
@@ -427,6 +447,10 @@ class OmniSteerExperiment(Experiment):
             "| mean adapter strength / alpha_max, harmless validation inputs | "
             f"{f('alpha_harmless_over_max', 3)} |",
             f"| adapter strength ratio, harmful / harmless | {f('alpha_ratio', 2)} |",
+            "| OmniSteer validation score (RSR + BAR) / 2 of the selected adapter (pp) | "
+            f"{f('val_score_omnisteer_pts')} |",
+            f"| adapter training steps taken, selected adapter | {f('adapter_steps_selected', 0)} |",
+            f"| adapter training steps taken, mean over the grid's adapters | {f('adapter_steps_mean', 0)} |",
             "| seeds where the bisection reached OmniSteer's validation RSR | "
             f"{reached:.0f} of {len(per_seed)} |",
         ]
@@ -487,7 +511,7 @@ class OmniSteerExperiment(Experiment):
             color="C2",
             s=30,
             zorder=3,
-            label="fixed golden, RSR-matched on validation",
+            label="fixed golden, RSR-matched (bisection, validation)",
         )
         ax.scatter(
             [m["rsr_omnisteer_pts"] for m in per_seed],
