@@ -95,6 +95,21 @@ def _check_eval(model: nn.Module) -> None:
 
 
 @contextmanager
+def _hooks(
+    layers: nn.ModuleList, indices: Mapping[int, Any], make: Callable[[int], Callable[..., Any]]
+) -> Iterator[list[torch.utils.hooks.RemovableHandle]]:
+    """Register ``make(l)`` as a forward hook on ``layers[l]`` for each ``l``; remove them all on exit."""
+    handles = []
+    try:
+        for layer in indices:
+            handles.append(layers[layer].register_forward_hook(make(layer)))
+        yield handles
+    finally:
+        for handle in handles:
+            handle.remove()
+
+
+@contextmanager
 def steer(
     model: nn.Module,
     directions: Mapping[int, Any],
@@ -149,14 +164,8 @@ def steer(
 
         return hook
 
-    handles = []
-    try:
-        for layer in dirs:
-            handles.append(layers[layer].register_forward_hook(make(layer)))
+    with _hooks(layers, dirs, make) as handles:
         yield handles
-    finally:
-        for handle in handles:
-            handle.remove()
 
 
 @contextmanager
@@ -167,7 +176,6 @@ def ablate(
 
     Arditi et al. ablate one direction at every layer: pass ``{l: u for l in range(n_layers)}``.
     """
-    dirs = {k: v / v.norm() for k, v in check_directions(model, directions).items()}
     _check_eval(model)
     dirs = {k: v / v.norm() for k, v in check_directions(model, directions).items()}
     layers = decoder_layers(model)
@@ -180,11 +188,5 @@ def ablate(
 
         return hook
 
-    handles = []
-    try:
-        for layer in dirs:
-            handles.append(layers[layer].register_forward_hook(make(layer)))
+    with _hooks(layers, dirs, make) as handles:
         yield handles
-    finally:
-        for handle in handles:
-            handle.remove()
